@@ -1,0 +1,105 @@
+"""Errors raised by mastkit.
+
+Every error subclasses :class:`MastkitError`, and its message says what went
+wrong and, where it can, what to do next. The library never prints or exits;
+the CLI turns these into messages and exit codes.
+
+::
+
+    MastkitError
+    ├── TraceLoadError        a file or record could not be read as a trace
+    │   └── UnknownFormatError    no importer recognised the input
+    ├── TaxonomyError         a taxonomy file is invalid
+    └── MissingDependencyError    an optional extra is not installed
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class MastkitError(Exception):
+    """Base class of every error mastkit raises on purpose."""
+
+
+class TraceLoadError(MastkitError):
+    """A file (or one record in it) could not be loaded as a trace.
+
+    Attributes:
+        path: the file or folder that failed.
+        reason: what was wrong, in one line.
+        tried: the importers that were tried, in order.
+        line: 1-based line number of the bad record, when known.
+        offset: byte offset of the problem, when known.
+        internal: True when the importer crashed with an unexpected exception
+            (a bug in mastkit, not a problem with the file).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        reason: str,
+        *,
+        tried: list[str] | None = None,
+        line: int | None = None,
+        offset: int | None = None,
+        internal: bool = False,
+    ) -> None:
+        self.path = str(path)
+        self.reason = reason
+        self.tried = list(tried or [])
+        self.line = line
+        self.offset = offset
+        self.internal = internal
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+        elif self.offset is not None:
+            where += f" (byte {self.offset})"
+        msg = f"{where}: {self.reason}"
+        if self.tried:
+            msg += f" [tried: {', '.join(self.tried)}]"
+        return msg
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready view for reports and logs."""
+        return {
+            "path": self.path,
+            "reason": self.reason,
+            "tried": self.tried,
+            "line": self.line,
+            "offset": self.offset,
+            "internal": self.internal,
+        }
+
+
+class UnknownFormatError(TraceLoadError):
+    """No importer recognised the file."""
+
+
+class FormatError(MastkitError):
+    """Raised inside an importer when the input does not match its format.
+
+    The loader turns it into a :class:`TraceLoadError` that names the file and
+    the importer. ``line``/``offset`` locate the problem when known.
+    """
+
+    def __init__(self, reason: str, *, line: int | None = None, offset: int | None = None) -> None:
+        self.reason = reason
+        self.line = line
+        self.offset = offset
+        super().__init__(reason)
+
+
+class TaxonomyError(MastkitError):
+    """A taxonomy definition is invalid (duplicate codes, unknown category, bad file)."""
+
+
+class MissingDependencyError(MastkitError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+    def __init__(self, feature: str, extra: str) -> None:
+        super().__init__(f"{feature} needs an optional dependency: pip install 'mastkit[{extra}]'")

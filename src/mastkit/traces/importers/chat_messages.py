@@ -1,0 +1,225 @@
+"""OpenAI-style chat messages: the catch-all for home-made harness logs and tau-bench results.
+
+Accepted shapes:
+
+* a JSON list of messages ``[{"role": ..., "content": ...}, ...]``;
+* an object with a message list under ``messages`` (or ``conversation``/``chat``/``history``),
+  other keys kept as metadata (``id``, ``model``, ``task``, ``reward``, ``success``, ...);
+* tau-bench ``EnvRunResult`` objects (``task_id``, ``reward``, ``info``, ``traj``), one or a list;
+* a JSON list of such objects, or JSONL with one such object/list per line: one trace each;
+* ShareGPT records (``conversations: [{"from": "human", "value": ...}]``).
+
+Messages may carry OpenAI ``tool_calls``/``function_call``, ``tool``/``function`` results,
+Anthropic content blocks (``tool_use``, ``tool_result``, ``thinking``), ``reasoning_content``,
+and a ``name`` (the agent identity in multi-agent logs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces._build import (
+    TraceBuilder,
+    content_text,
+    dumps_text,
+    parse_arguments,
+    parse_ts,
+    usage_from,
+    validation_reason,
+)
+from mastkit.traces.model import Outcome, SourceRef, ToolCall, ToolResult, Trace
+from mastkit.traces.registry import Importer, register
+from mastkit.traces.source import Source
+
+_LIST_KEYS = ("messages", "traj", "conversation", "chat", "history", "conversations", "chat_history")
+_ROLES = {"system", "user", "assistant", "tool", "function", "developer", "human", "gpt", "model", "ai", "bot"}
+_ROLE_MAP = {
+    "developer": "system", "human": "user", "gpt": "assistant", "model": "assistant", "ai": "assistant",
+    "bot": "assistant", "function": "tool",
+}  # fmt: skip
+
+
+def _is_message(m: Any) -> bool:
+    if not isinstance(m, dict):
+        return False
+    role = m.get("role", m.get("from"))
+    return isinstance(role, str) and role.lower() in _ROLES and ("content" in m or "value" in m or "tool_calls" in m)
+
+
+def _message_list(rec: Any) -> tuple[list[Any], str] | None:
+    """The message list inside a record, and the key it was under ('' for a bare list)."""
+    if isinstance(rec, list):
+        return (rec, "") if rec and all(_is_message(m) for m in rec[:20]) else None
+    if isinstance(rec, dict):
+        for key in _LIST_KEYS:
+            val = rec.get(key)
+            if isinstance(val, list) and val and _is_message(val[0]):
+                return val, key
+    return None
+
+
+@register
+class ChatMessagesImporter(Importer):
+    name = "chat_messages"
+    description = "OpenAI-style chat messages (list, {messages: [...]}, JSONL of them), tau-bench results, ShareGPT"
+
+    def sniff(self, src: Source) -> float:
+        rec = src.first_record
+        if _message_list(rec) is not None:
+            return 0.5
+        if isinstance(rec, list) and rec and _message_list(rec[0]) is not None:
+            return 0.5  # a list of runs
+        return 0.0
+
+    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        if src.json_shape == "jsonl":
+            for line, offset, value in src.iter_jsonl():
+                if isinstance(value, FormatError):
+                    yield TraceLoadError(src.path, value.reason, line=line, offset=offset)
+                    continue
+                yield from self._records(src, value, index=line, line=line)
+            return
+        doc = src.json
+        if _message_list(doc) is not None:
+            yield self._trace(src, doc, index=None)
+        elif isinstance(doc, list):
+            for i, rec in enumerate(doc):
+                yield from self._records(src, rec, index=i)
+        else:
+            raise FormatError("no chat message list found")
+
+    def _records(self, src: Source, rec: Any, *, index: int, line: int | None = None) -> Iterator[Trace | TraceLoadError]:
+        if _message_list(rec) is None:
+            yield TraceLoadError(src.path, "record has no chat message list", line=line)
+            return
+        try:
+            yield self._trace(src, rec, index=index, line=line)
+        except (ValueError, TypeError, KeyError) as exc:
+            yield TraceLoadError(src.path, f"bad record: {validation_reason(exc)}", line=line)
+
+    def _trace(self, src: Source, rec: Any, *, index: int | None, line: int | None = None) -> Trace:
+        found = _message_list(rec)
+        if found is None:
+            raise FormatError("no chat message list found")
+        messages, key = found
+        meta: dict[str, Any] = {k: v for k, v in rec.items() if k != key} if isinstance(rec, dict) else {}
+        native_id = next((meta[k] for k in ("trace_id", "id", "session_id", "run_id") if meta.get(k)), None)
+        tid = str(native_id) if native_id is not None else None
+        if tid is None and "task_id" in meta and "traj" in (rec or {}):
+            tid = f"tau-{meta.get('task_id')}-trial{meta.get('trial', 0)}"
+        b = TraceBuilder(self.name, src.path, trace_id=tid, index=index)
+        base_pointer = f"/{key}" if key else ""
+        for i, m in enumerate(messages):
+            self._message(b, m, SourceRef(line=line, pointer=f"{base_pointer}/{i}"))
+        return b.build(**self._trace_fields(meta, key))
+
+    def _message(self, b: TraceBuilder, m: Any, ref: SourceRef) -> None:
+        if not isinstance(m, dict):
+            b.add("message", content=dumps_text(m), source=ref, raw=m, extra={"unrecognised": True})
+            return
+        native_role = str(m.get("role", m.get("from", ""))).lower()
+        role = _ROLE_MAP.get(native_role, native_role)
+        if role not in ("system", "user", "assistant", "tool"):
+            role = "user"
+        name = m.get("name") if isinstance(m.get("name"), str) and role != "tool" else None
+        actor = name or ("environment" if role == "tool" else role)
+        common: dict[str, Any] = {"source": ref, "model": m.get("model") if isinstance(m.get("model"), str) else None,
+                                  "started_at": parse_ts(m.get("timestamp") or m.get("created_at"))}
+        usage = usage_from(m.get("usage"))
+        body = m.get("content", m.get("value"))
+        raw_used = False
+
+        def add(kind: str, **fields: Any) -> None:
+            nonlocal raw_used
+            # The whole native message is kept once, on its first event; later events point to it.
+            b.add(kind, raw=None if raw_used else m, **common, **fields)
+            raw_used = True
+
+        reasoning = m.get("reasoning_content") or m.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            add("reasoning", actor=actor, role=role, content=reasoning)
+
+        if role == "tool":
+            add("tool_result", actor=actor, role="tool", tool_result=ToolResult(
+                call_id=m.get("tool_call_id"), name=m.get("name") if isinstance(m.get("name"), str) else None,
+                output=content_text(body),
+                is_error=m.get("is_error") if isinstance(m.get("is_error"), bool) else None))
+            return
+
+        blocks = body if isinstance(body, list) else None
+        if blocks is not None and any(isinstance(p, dict) and p.get("type") in
+                                      ("tool_use", "tool_result", "thinking") for p in blocks):
+            for part in blocks:
+                if not isinstance(part, dict):
+                    continue
+                ptype = part.get("type")
+                if ptype == "thinking":
+                    add("reasoning", actor=actor, role=role, content=part.get("thinking"))
+                elif ptype == "tool_use":
+                    args, raw_args = parse_arguments(part.get("input"))
+                    add("tool_call", actor=actor, role=role, tool_call=ToolCall(
+                        name=str(part.get("name") or "unknown"), call_id=part.get("id"), arguments=args,
+                        arguments_raw=raw_args))
+                elif ptype == "tool_result":
+                    add("tool_result", actor="environment", role="tool", tool_result=ToolResult(
+                        call_id=part.get("tool_use_id"), output=content_text(part.get("content")),
+                        is_error=part.get("is_error") if isinstance(part.get("is_error"), bool) else None))
+                else:
+                    text = content_text([part])
+                    if text:
+                        add("message", actor=actor, role=role, content=text)
+        else:
+            text = content_text(body)
+            if text or not (m.get("tool_calls") or m.get("function_call")):
+                add("message", actor=actor, role=role, content=text,
+                    subtype="system_prompt" if role == "system" else None)
+
+        calls = m.get("tool_calls") or []
+        if isinstance(m.get("function_call"), dict):
+            calls = [*calls, {"function": m["function_call"]}]
+        for call in calls if isinstance(calls, list) else []:
+            if not isinstance(call, dict):
+                continue
+            fn = call.get("function") if isinstance(call.get("function"), dict) else call
+            args, raw_args = parse_arguments(fn.get("arguments"))
+            add("tool_call", actor=actor, role="assistant", tool_call=ToolCall(
+                name=str(fn.get("name") or "unknown"), call_id=call.get("id"), arguments=args, arguments_raw=raw_args))
+        if usage is not None and b.last is not None:
+            b.events[-1] = b.last.model_copy(update={"usage": usage})
+
+    def _trace_fields(self, meta: dict[str, Any], key: str) -> dict[str, Any]:
+        fields: dict[str, Any] = {"raw": meta or None}
+        info = meta.get("info") if isinstance(meta.get("info"), dict) else {}
+        task = info.get("task") if isinstance(info.get("task"), dict) else {}
+        if key == "traj" and "reward" in meta:
+            fields["benchmark"] = "tau-bench"
+            fields["framework"] = "tau-bench"
+        for k in ("task", "instruction", "question", "prompt", "goal"):
+            if isinstance(meta.get(k), str):
+                fields["task"] = meta[k]
+                break
+        else:
+            if isinstance(task.get("instruction"), str):
+                fields["task"] = task["instruction"]
+        if meta.get("task_id") is not None:
+            fields["task_id"] = str(meta["task_id"])
+        for k in ("model", "llm_name", "model_name"):
+            if isinstance(meta.get(k), str):
+                fields["model"] = meta[k]
+                break
+        for k in ("framework", "benchmark"):
+            if isinstance(meta.get(k), str):
+                fields[k] = meta[k]
+        success = next((meta[k] for k in ("success", "is_success", "resolved", "is_correct", "passed")
+                        if isinstance(meta.get(k), bool)), None)
+        score = meta.get("reward", meta.get("score"))
+        score_f = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+        if success is None and score_f is not None and key == "traj":
+            success = score_f >= 1.0  # tau-bench: reward 1 = task solved
+        final = meta.get("final_output", meta.get("final_answer", meta.get("answer")))
+        if success is not None or score_f is not None or final is not None:
+            fields["outcome"] = Outcome(success=success, score=score_f,
+                                        final_output=final if isinstance(final, str) else None)
+        return fields

@@ -1,0 +1,170 @@
+"""``load_traces``: files and folders in, canonical traces out, errors reported per file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from mastkit.errors import FormatError, TraceLoadError, UnknownFormatError
+from mastkit.traces.model import Trace
+from mastkit.traces.registry import Importer, candidates, get_importer
+from mastkit.traces.source import Source
+
+# Files skipped when walking a folder: documentation and licences that sit beside traces.
+_SKIP_NAMES = {"license", "licence", "copying", "notice", "readme", "changelog", "authors", "contributing"}
+_SKIP_SUFFIXES = {
+    ".md", ".rst", ".py", ".pyc", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".toml", ".yaml", ".yml",
+    ".cfg", ".ini", ".html", ".css", ".js", ".ts", ".sh", ".lock", ".gz", ".tar", ".db", ".sqlite",
+}  # fmt: skip
+
+# Exceptions an importer raises when the data has an unexpected structure: reported as format errors.
+_STRUCTURE_ERRORS = (
+    FormatError, ValidationError, KeyError, TypeError, ValueError, IndexError, AttributeError, UnicodeError,
+)  # fmt: skip
+
+PathLike = str | Path
+
+
+def _skip_in_walk(path: Path) -> bool:
+    name = path.name
+    if name.startswith((".", "_")):
+        return True
+    stem = name.split(".", 1)[0].lower()
+    return stem in _SKIP_NAMES or path.suffix.lower() in _SKIP_SUFFIXES
+
+
+def _as_error(exc: BaseException, path: Path, tried: list[str]) -> TraceLoadError:
+    if isinstance(exc, TraceLoadError):
+        return exc
+    if isinstance(exc, FormatError):
+        return TraceLoadError(path, exc.reason, tried=tried, line=exc.line, offset=exc.offset)
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        return TraceLoadError(path, f"record does not fit the canonical model: {loc}: {first.get('msg')}", tried=tried)
+    if isinstance(exc, OSError):
+        return TraceLoadError(path, f"cannot read: {exc.strerror or exc}", tried=tried)
+    if isinstance(exc, _STRUCTURE_ERRORS):
+        return TraceLoadError(path, f"unexpected structure ({type(exc).__name__}: {exc})", tried=tried)
+    return TraceLoadError(path, f"internal error in importer ({type(exc).__name__}: {exc})", tried=tried, internal=True)
+
+
+def _load_with(imp: Importer, src: Source, tried: list[str]) -> Iterator[Trace | TraceLoadError]:
+    for item in imp.load(src):
+        if isinstance(item, TraceLoadError) and not item.tried:
+            item.tried = list(tried)
+        yield item
+
+
+def iter_source(src: Source, format: str | None = None) -> Iterator[Trace | TraceLoadError]:
+    """Load one file or trace-folder. Yields traces and per-record errors; never raises for bad input."""
+    path = src.path
+    if format is not None:
+        imps = [get_importer(format)]
+    else:
+        try:
+            if not src.is_dir and src.size == 0:
+                yield TraceLoadError(path, "empty file")
+                return
+            imps = [imp for _score, imp in candidates(src)]
+        except OSError as exc:
+            yield _as_error(exc, path, [])
+            return
+        if not imps:
+            if src.is_binary:
+                reason = "binary file that no importer recognises"
+            elif src.json_shape != "none":
+                reason = f"JSON ({src.json_shape}) in a shape no importer recognises"
+            else:
+                reason = "no importer recognises this file"
+            yield UnknownFormatError(path, reason)
+            return
+    tried: list[str] = []
+    last: TraceLoadError | None = None
+    for imp in imps:
+        tried.append(imp.name)
+        produced = 0
+        try:
+            for item in _load_with(imp, src, tried):
+                produced += 1
+                yield item
+            if produced:
+                return
+            last = TraceLoadError(path, f"{imp.name}: no trace found in the file", tried=list(tried))
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a reported error
+            err = _as_error(exc, path, list(tried))
+            if produced:
+                # Part of the file loaded: report the rest as an error, do not try other formats.
+                yield err
+                return
+            last = err
+            if err.internal:
+                break
+    assert last is not None
+    last.tried = tried
+    yield last
+
+
+def walk(paths: Iterable[PathLike]) -> Iterator[Source]:
+    """Expand paths into sources: files as given; folders recursively, except trace-folders."""
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            yield Source(path)  # reported as an error by iter_source
+            continue
+        yield from _walk_one(path, top=True)
+
+
+def _walk_one(path: Path, top: bool) -> Iterator[Source]:
+    src = Source(path)
+    if not src.is_dir:
+        if top or not _skip_in_walk(path):
+            yield src
+        return
+    if candidates(src):
+        yield src  # the folder itself is one trace (or a set of them)
+        return
+    for child in src.children():
+        if child.name.startswith("."):
+            continue
+        yield from _walk_one(child, top=False)
+
+
+def iter_load(paths: PathLike | Iterable[PathLike], format: str | None = None) -> Iterator[Trace | TraceLoadError]:
+    """Like :func:`load_traces` but yields errors inline instead of raising them."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    for src in walk(paths):
+        if not src.path.exists():
+            yield TraceLoadError(src.path, "no such file or folder")
+            continue
+        yield from iter_source(src, format=format)
+
+
+def load_traces(
+    paths: PathLike | Iterable[PathLike],
+    *,
+    format: str | None = None,
+    on_error: Callable[[TraceLoadError], None] | None = None,
+) -> Iterator[Trace]:
+    """Load traces from files and folders, in any supported format.
+
+    Args:
+        paths: a file, a folder, or several of them. Folders are walked recursively;
+            README/LICENSE files and hidden files in them are skipped.
+        format: force one importer by name instead of sniffing the content.
+        on_error: called with each :class:`TraceLoadError` (bad file or record), after
+            which loading goes on. Without it the first error is raised.
+
+    Yields:
+        :class:`Trace` objects, lazily: a big file is streamed, not read whole.
+    """
+    for item in iter_load(paths, format=format):
+        if isinstance(item, TraceLoadError):
+            if on_error is None:
+                raise item
+            on_error(item)
+        else:
+            yield item

@@ -1,0 +1,233 @@
+"""A file or folder handed to importers, with cheap cached reads for sniffing and loading.
+
+Importers never open files themselves: they ask the :class:`Source` for its head
+bytes, its text, its JSON document, or a stream of JSONL lines / array elements.
+Whatever one importer parsed while sniffing is reused by the next, so a file is
+parsed once however many importers look at it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import zipfile
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from mastkit._util.jsonstream import iter_json_array, iter_jsonl
+from mastkit.errors import FormatError
+
+HEAD_BYTES = 64 * 1024
+WHOLE_FILE_LIMIT = 256 * 1024 * 1024
+"""Above this size a JSON file is only streamed (JSONL lines or array elements), never parsed whole."""
+
+_ARRAY_START = re.compile(
+    r'\[\s*(?:[\[{"\]]|$|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\s*(?:[,\]]|$)|(?:true|false|null)\s*(?:[,\]]|$))'
+)
+
+JsonShape = Literal["object", "array", "jsonl", "none"]
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+class Source:
+    """One input path (file or folder) and its cached views."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.is_dir = self.path.is_dir()
+
+    def __repr__(self) -> str:
+        return f"Source({str(self.path)!r})"
+
+    # -- raw bytes -----------------------------------------------------------------
+
+    @cached_property
+    def size(self) -> int:
+        return 0 if self.is_dir else self.path.stat().st_size
+
+    @cached_property
+    def head(self) -> bytes:
+        """The first 64 KiB of the file (empty for folders)."""
+        if self.is_dir:
+            return b""
+        with self.path.open("rb") as fh:
+            return fh.read(HEAD_BYTES)
+
+    @cached_property
+    def name(self) -> str:
+        return self.path.name
+
+    @cached_property
+    def suffixes(self) -> str:
+        """All suffixes, lower case (``.traj.json``)."""
+        return "".join(self.path.suffixes).lower()
+
+    def read_bytes(self) -> bytes:
+        """The whole file. Refuses files over the whole-file limit."""
+        if self.size > WHOLE_FILE_LIMIT:
+            raise FormatError(f"file too large to read whole ({self.size} bytes); this format cannot be streamed")
+        return self.path.read_bytes()
+
+    @cached_property
+    def is_binary(self) -> bool:
+        """True when the head looks binary (NUL bytes outside a UTF-16/32 BOM)."""
+        head = self.head
+        if not head:
+            return False
+        if any(head.startswith(bom) for bom, enc in _BOMS if enc.startswith("utf-16") or enc == "utf-32"):
+            return False
+        return b"\x00" in head[:8192]
+
+    @cached_property
+    def is_zip(self) -> bool:
+        return not self.is_dir and self.head[:4] == b"PK\x03\x04" and zipfile.is_zipfile(self.path)
+
+    @cached_property
+    def encoding(self) -> str:
+        for bom, enc in _BOMS:
+            if self.head.startswith(bom):
+                return enc
+        return "utf-8"
+
+    # -- text ----------------------------------------------------------------------
+
+    @cached_property
+    def text(self) -> str:
+        """The file decoded as text (BOM-aware). Raises FormatError naming the bad byte offset."""
+        if self.is_dir:
+            raise FormatError("is a folder, not a file")
+        if self.is_binary:
+            raise FormatError("binary file (NUL bytes), not a text trace")
+        data = self.read_bytes()
+        try:
+            return data.decode(self.encoding)
+        except UnicodeDecodeError as exc:
+            raise FormatError(
+                f"not valid {self.encoding.upper()} text: {exc.reason} at byte {exc.start}", offset=exc.start
+            ) from None
+
+    @cached_property
+    def head_text(self) -> str:
+        """The head decoded leniently, for sniffing."""
+        return self.head.decode(self.encoding if self.encoding != "utf-8-sig" else "utf-8", errors="replace").lstrip(
+            "\ufeff"
+        )
+
+    # -- JSON ----------------------------------------------------------------------
+
+    @cached_property
+    def json_shape(self) -> JsonShape:
+        """What the file looks like from its head: one JSON object, an array, JSONL, or not JSON."""
+        if self.is_dir or self.is_binary:
+            return "none"
+        head = self.head_text.lstrip()
+        if not head:
+            return "none"
+        if head[0] == "[":
+            # "[2023-10-15 12:00 INFO] ..." is a log line, not an array.
+            return "array" if _ARRAY_START.match(head) else "none"
+        if head[0] != "{":
+            return "none"
+        if self.suffixes.endswith((".jsonl", ".ndjson")) or self.name.endswith(".log"):
+            return "jsonl" if self._first_line_is_object() else "object"
+        # One object per line, or one (possibly pretty-printed) object?
+        if self._first_line_is_object() and self._looks_multi_line_jsonl():
+            return "jsonl"
+        return "object"
+
+    def _first_line_is_object(self) -> bool:
+        first = self.head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].strip()
+        if len(first) >= HEAD_BYTES - 16:
+            return True  # a very long first line; assume JSONL, checked when streamed
+        try:
+            return isinstance(orjson.loads(first), dict)
+        except orjson.JSONDecodeError:
+            return False
+
+    def _looks_multi_line_jsonl(self) -> bool:
+        lines = self.head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n")
+        rest = [ln.strip() for ln in lines[1:] if ln.strip()]
+        # A single-line object file is valid JSONL with one record too.
+        return not rest or rest[0].startswith(b"{")
+
+    @cached_property
+    def json(self) -> Any:
+        """The whole file parsed as one JSON document (object or array)."""
+        if self.is_binary:
+            raise FormatError("binary file (NUL bytes), not JSON")
+        data = self.read_bytes()
+        if self.encoding not in ("utf-8", "utf-8-sig"):
+            data = self.text.encode("utf-8")
+        elif data.startswith(codecs.BOM_UTF8):
+            data = data[3:]
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise FormatError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", line=exc.lineno,
+                              offset=exc.pos) from None
+
+    def json_or_none(self) -> Any:
+        """The parsed document, or None when the file is not a single JSON document (sniffing helper)."""
+        if self.json_shape not in ("object", "array") or self.size > WHOLE_FILE_LIMIT:
+            return None
+        try:
+            return self.json
+        except FormatError:
+            return None
+
+    def iter_jsonl(self) -> Iterator[tuple[int, int, Any]]:
+        """Stream ``(line_no, offset, value_or_FormatError)`` for JSONL files."""
+        with self.path.open("rb") as fh:
+            yield from iter_jsonl(fh)
+
+    def iter_array(self) -> Iterator[tuple[int, int, Any]]:
+        """Stream ``(index, offset, element)`` of a top-level array. Uses the parsed document if cached."""
+        if "json" in self.__dict__ and isinstance(self.__dict__["json"], list):
+            for i, item in enumerate(self.__dict__["json"]):
+                yield i, -1, item
+            return
+        with self.path.open("rb") as fh:
+            yield from iter_json_array(fh)
+
+    @cached_property
+    def first_record(self) -> Any:
+        """The first JSON record: the object itself, the first array element, or the first JSONL line.
+
+        None when the file is not JSON. Cheap for big files (streams to the first record only).
+        """
+        shape = self.json_shape
+        try:
+            if shape == "object":
+                return self.json if self.size <= WHOLE_FILE_LIMIT else None
+            if shape == "array":
+                if self.size <= 8 * 1024 * 1024:
+                    doc = self.json
+                    return doc[0] if isinstance(doc, list) and doc else None
+                for _i, _off, value in self.iter_array():
+                    return value
+                return None
+            if shape == "jsonl":
+                for _line, _off, value in self.iter_jsonl():
+                    return None if isinstance(value, FormatError) else value
+        except FormatError:
+            return None
+        return None
+
+    # -- folders -------------------------------------------------------------------
+
+    def children(self) -> list[Path]:
+        """Sorted entries of a folder (empty for files)."""
+        if not self.is_dir:
+            return []
+        return sorted(self.path.iterdir())
