@@ -8,6 +8,7 @@ not by the file.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import IO, Any
@@ -17,6 +18,19 @@ import orjson
 from mastkit.errors import FormatError
 
 CHUNK = 4 * 1024 * 1024
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse JSON with orjson; fall back to the stdlib parser for NaN/Infinity, which Python's json
+    module writes and real data sets contain (orjson rejects them). Raises orjson.JSONDecodeError."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(data)
+        except (ValueError, RecursionError):
+            pass
+        raise
 
 _STRUCT = re.compile(rb'[\[\]{},"]')
 # From an opening quote up to (not including) the closing quote, or to the end of the buffer.
@@ -40,7 +54,7 @@ def iter_jsonl(fh: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
         if line_no == 1 and stripped.startswith(b"\xef\xbb\xbf"):
             stripped = stripped[3:]
         try:
-            yield line_no, start, orjson.loads(stripped)
+            yield line_no, start, loads(stripped)
         except orjson.JSONDecodeError as exc:
             yield line_no, start, FormatError(f"invalid JSON on line {line_no}: {exc}", line=line_no, offset=start)
 
@@ -147,7 +161,7 @@ def iter_json_array(fh: IO[bytes], chunk_size: int = CHUNK) -> Iterator[tuple[in
                 scan = at + 1
         element = buf[start:end]
         try:
-            value = orjson.loads(element)
+            value = loads(element)
         except orjson.JSONDecodeError as exc:
             raise FormatError(f"invalid JSON in array element {index}: {exc}", offset=base + start) from None
         yield index, base + start, value

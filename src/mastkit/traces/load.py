@@ -73,13 +73,7 @@ def iter_source(src: Source, format: str | None = None) -> Iterator[Trace | Trac
             yield _as_error(exc, path, [])
             return
         if not imps:
-            if src.is_binary:
-                reason = "binary file that no importer recognises"
-            elif src.json_shape != "none":
-                reason = f"JSON ({src.json_shape}) in a shape no importer recognises"
-            else:
-                reason = "no importer recognises this file"
-            yield UnknownFormatError(path, reason)
+            yield _unknown(src)
             return
     tried: list[str] = []
     last: TraceLoadError | None = None
@@ -105,6 +99,32 @@ def iter_source(src: Source, format: str | None = None) -> Iterator[Trace | Trac
     assert last is not None
     last.tried = tried
     yield last
+
+
+def _unknown(src: Source) -> TraceLoadError:
+    """The clearest reason a file matched no importer (bad JSON is reported as such, with its position)."""
+    if src.is_dir:
+        return UnknownFormatError(src.path, "folder matches no trace format")
+    if src.is_binary:
+        return UnknownFormatError(src.path, "binary file that no importer recognises")
+    shape = src.json_shape
+    if shape in ("object", "array"):
+        try:
+            _ = src.json
+        except FormatError as exc:
+            return TraceLoadError(src.path, exc.reason, line=exc.line, offset=exc.offset)
+        return UnknownFormatError(src.path, f"JSON {shape} with keys/shape no importer recognises{_keys(src)}")
+    if shape == "jsonl":
+        return UnknownFormatError(src.path, f"JSON lines no importer recognises{_keys(src)}")
+    return UnknownFormatError(src.path, "no importer recognises this file")
+
+
+def _keys(src: Source) -> str:
+    rec = src.first_record
+    if isinstance(rec, dict):
+        keys = ", ".join(list(rec)[:8])
+        return f" (first record keys: {keys})"
+    return ""
 
 
 def walk(paths: Iterable[PathLike]) -> Iterator[Source]:

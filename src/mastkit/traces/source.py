@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import orjson
 
-from mastkit._util.jsonstream import iter_json_array, iter_jsonl
+from mastkit._util.jsonstream import iter_json_array, iter_jsonl, loads
 from mastkit.errors import FormatError
 
 HEAD_BYTES = 64 * 1024
@@ -77,6 +77,8 @@ class Source:
         """The whole file. Refuses files over the whole-file limit."""
         if self.size > WHOLE_FILE_LIMIT:
             raise FormatError(f"file too large to read whole ({self.size} bytes); this format cannot be streamed")
+        if self.size < HEAD_BYTES and len(self.head) == self.size:
+            return self.head  # small file: the head is the whole file
         return self.path.read_bytes()
 
     @cached_property
@@ -147,19 +149,26 @@ class Source:
         return "object"
 
     def _first_line_is_object(self) -> bool:
-        first = self.head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].strip()
+        body = self.head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        first = body.split(b"\n", 1)[0].strip()
+        if len(body) == len(self.head.strip()) and self.size <= len(self.head) and first == body.strip():
+            # The whole (small) file is one line: parse it once, as the document, and cache it.
+            try:
+                return isinstance(self.json, dict)
+            except FormatError:
+                return False
         if len(first) >= HEAD_BYTES - 16:
             return True  # a very long first line; assume JSONL, checked when streamed
         try:
-            return isinstance(orjson.loads(first), dict)
+            return isinstance(loads(first), dict)
         except orjson.JSONDecodeError:
             return False
 
     def _looks_multi_line_jsonl(self) -> bool:
         lines = self.head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n")
         rest = [ln.strip() for ln in lines[1:] if ln.strip()]
-        # A single-line object file is valid JSONL with one record too.
-        return not rest or rest[0].startswith(b"{")
+        # A single-line object is a one-record JSON file unless the name says JSONL.
+        return bool(rest) and rest[0].startswith(b"{")
 
     @cached_property
     def json(self) -> Any:
@@ -172,7 +181,7 @@ class Source:
         elif data.startswith(codecs.BOM_UTF8):
             data = data[3:]
         try:
-            return orjson.loads(data)
+            return loads(data)
         except orjson.JSONDecodeError as exc:
             raise FormatError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", line=exc.lineno,
                               offset=exc.pos) from None

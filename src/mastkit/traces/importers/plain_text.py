@@ -30,11 +30,12 @@ class PlainTextImporter(Importer):
     def sniff(self, src: Source) -> float:
         if src.is_binary or src.json_shape != "none" or not src.head.strip():
             return 0.0
-        try:
-            src.head.decode(src.encoding if src.encoding != "utf-8-sig" else "utf-8")
-        except UnicodeDecodeError as exc:
-            if exc.start < len(src.head) - 4:  # not just a multi-byte char cut at the head's end
-                return 0.0
+        # Text-like: mostly printable. A wrongly encoded text file is still claimed, so that
+        # loading it reports the bad byte instead of "unknown format".
+        sample = src.head[:4096]
+        printable = sum(1 for b in sample if b >= 32 or b in (9, 10, 13))
+        if printable < 0.9 * len(sample):
+            return 0.0
         return 0.05 if src.path.suffix.lower() in _TEXT_SUFFIXES else 0.01
 
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:

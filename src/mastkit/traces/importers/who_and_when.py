@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
@@ -25,6 +26,7 @@ _SUFFIX = re.compile(r"^(?P<agent>.+?)\s*\((?P<sub>[^()]*)\)\s*$")
 _HUMAN = {"human", "user"}
 
 
+@lru_cache(maxsize=4096)
 def split_role(role: str) -> tuple[str, str | None, str | None]:
     """``"Orchestrator (-> WebSurfer)"`` -> ``("Orchestrator", None, "WebSurfer")``;
     ``"Orchestrator (thought)"`` -> ``("Orchestrator", "thought", None)``."""

@@ -1,0 +1,232 @@
+"""Ingest benchmark: how fast mastkit loads traces, against plain JSON parsing of the same bytes.
+
+For each data set it times, in the same process and best of N runs:
+  * floor-json   : read every file + json.loads of each document (or each JSONL line)
+  * floor-orjson : the same with orjson.loads
+  * mastkit      : list(load_traces(path)) — sniffing, parsing and building canonical traces
+and prints MB/s, traces/s and the ratio mastkit / floor.
+
+Then it writes a ~1 GB JSONL of chat-message traces and measures, in a child process,
+the peak RSS of streaming through it with load_traces, next to the peak RSS of loading
+only its largest single trace: memory must follow the largest trace, not the file.
+
+    python bench/ingest.py                      # shared data + synthetic MAST-Data + 1 GB JSONL
+    python bench/ingest.py --gb 0.2 --runs 1    # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+from mastkit import load_traces
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SHARED = ROOT.parent / "shared" / "data"
+
+
+def files_of(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return [p for p in sorted(path.rglob("*")) if p.is_file() and p.name not in ("LICENSE", "README.md")]
+
+
+def floor(files: list[Path], loads: Callable[[bytes], object]) -> int:
+    """Parse every JSON document (or JSONL line) of the files; returns the number of documents."""
+    n = 0
+    for f in files:
+        data = f.read_bytes()
+        try:
+            loads(data)
+            n += 1
+        except ValueError:
+            for line in data.splitlines():
+                if line.strip():
+                    try:
+                        loads(line)
+                        n += 1
+                    except ValueError:
+                        pass  # text logs: nothing to parse for the floor
+    return n
+
+
+def best_of(runs: int, fn: Callable[[], int]) -> tuple[float, int]:
+    best = float("inf")
+    result = 0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, result
+
+
+def mastkit_load(path: Path) -> int:
+    errors: list[object] = []
+    n = sum(1 for _ in load_traces(path, on_error=errors.append))
+    if errors:
+        print(f"    ({len(errors)} load errors, e.g. {errors[0]})")
+    return n
+
+
+def bench_dataset(name: str, path: Path, runs: int) -> dict[str, float]:
+    files = files_of(path)
+    size_mb = sum(f.stat().st_size for f in files) / 1e6
+    t_json, _ = best_of(runs, lambda: floor(files, json.loads))
+    t_orjson, _ = best_of(runs, lambda: floor(files, orjson.loads))
+    t_mk, n_traces = best_of(runs, lambda: mastkit_load(path))
+    row = {
+        "MB": size_mb,
+        "traces": n_traces,
+        "json_MBps": size_mb / t_json,
+        "orjson_MBps": size_mb / t_orjson,
+        "mastkit_MBps": size_mb / t_mk,
+        "mastkit_traces_per_s": n_traces / t_mk,
+        "ratio_vs_json": t_json / t_mk,
+        "ratio_vs_orjson": t_orjson / t_mk,
+    }
+    print(
+        f"{name:<28} {size_mb:8.1f} MB {n_traces:6d} traces | json {row['json_MBps']:7.1f} MB/s | "
+        f"orjson {row['orjson_MBps']:7.1f} MB/s | mastkit {row['mastkit_MBps']:7.1f} MB/s "
+        f"{row['mastkit_traces_per_s']:8.0f} traces/s | x{row['ratio_vs_json']:.2f} of json, "
+        f"x{row['ratio_vs_orjson']:.2f} of orjson"
+    )
+    return row
+
+
+def synthetic_mast_data(out: Path, target_mb: float, human_file: Path | None) -> None:
+    """A MAST-Data-shaped full file (one top-level array), bodies taken from the human file when present."""
+    bodies: list[tuple[str, str, str]] = []
+    if human_file is not None and human_file.exists():
+        for rec in json.loads(human_file.read_bytes()):
+            bodies.append((rec["mas_name"], rec["benchmark_name"], rec["trace"]))
+    if not bodies:
+        bodies = [("ChatDev", "ProgramDev", "[2023-01-10 10:00:00 INFO] System: hello\n" * 2000)]
+    codes = [f"{c}.{m}" for c, n in ((1, 5), (2, 6), (3, 3)) for m in range(1, n + 1)]
+    rnd = random.Random(7)
+    written = 0
+    with out.open("wb") as fh:
+        fh.write(b"[")
+        i = 0
+        while written < target_mb * 1e6:
+            mas, bench, text = bodies[i % len(bodies)]
+            rec = {
+                "mas_name": mas, "llm_name": "GPT-4o", "benchmark_name": bench, "trace_id": i,
+                "trace": {"key": f"{mas}_{bench}_GPT4o", "index": i, "trajectory": text},
+                "mast_annotation": {c: rnd.randint(0, 1) for c in codes},
+            }  # fmt: skip
+            data = (b"," if i else b"") + orjson.dumps(rec)
+            fh.write(data)
+            written += len(data)
+            i += 1
+        fh.write(b"]")
+
+
+def synthetic_jsonl(out: Path, target_gb: float) -> int:
+    """~target_gb of chat-message traces, one per line (about 100 KB each). Returns the largest line size."""
+    rnd = random.Random(11)
+    words = "the pod restarted config map deploy error timeout check logs metric alert latency".split()
+    largest = 0
+    written = 0
+    with out.open("wb") as fh:
+        i = 0
+        while written < target_gb * 1e9:
+            msgs: list[dict[str, object]] = [{"role": "system", "content": "You are an SRE agent."}]
+            for turn in range(rnd.randint(20, 60)):
+                text = " ".join(rnd.choices(words, k=rnd.randint(50, 400)))
+                msgs.append({"role": "assistant", "content": text, "tool_calls": [
+                    {"id": f"c{turn}", "type": "function",
+                     "function": {"name": "shell", "arguments": json.dumps({"cmd": f"kubectl get pods -n ns{turn}"})}}]})
+                msgs.append({"role": "tool", "tool_call_id": f"c{turn}", "content": text})
+            line = orjson.dumps({"id": f"run-{i}", "task": "diagnose", "messages": msgs}) + b"\n"
+            fh.write(line)
+            largest = max(largest, len(line))
+            written += len(line)
+            i += 1
+    return largest
+
+
+_CHILD = r"""
+import resource, sys
+from mastkit import load_traces
+mode, path = sys.argv[1], sys.argv[2]
+n = 0
+if mode == "stream":
+    for t in load_traces(path):
+        n += 1
+else:  # load only the largest line
+    import tempfile, os
+    best = b""
+    with open(path, "rb") as fh:
+        for line in fh:
+            if len(line) > len(best):
+                best = line
+    fd, one = tempfile.mkstemp(suffix=".jsonl"); os.write(fd, best); os.close(fd)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for t in load_traces(one):
+        n += 1
+    os.unlink(one)
+print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_rss(mode: str, path: Path) -> tuple[int, float]:
+    out = subprocess.run([sys.executable, "-c", _CHILD, mode, str(path)], capture_output=True, text=True, check=True)
+    n, kb = out.stdout.split()
+    return int(n), int(kb) / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--mast-mb", type=float, default=200.0, help="size of the synthetic MAST-Data array")
+    ap.add_argument("--gb", type=float, default=1.0, help="size of the synthetic JSONL for the memory test")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    args = ap.parse_args()
+
+    results: dict[str, object] = {}
+    print("== throughput (best of %d) ==" % args.runs)
+    for name, rel in (("who_and_when (184 files)", "who_and_when"), ("mast_mad_human (1 array)", "mast_mad_human"),
+                      ("trace_samples (14 formats)", "trace_samples")):
+        path = args.shared / rel
+        if path.exists():
+            results[name] = bench_dataset(name, path, args.runs)
+        else:
+            print(f"{name:<28} skipped: {path} not found")
+    with tempfile.TemporaryDirectory() as tmp:
+        mast = Path(tmp) / "MAD_full_dataset.json"
+        synthetic_mast_data(mast, args.mast_mb, args.shared / "mast_mad_human" / "MAD_human_labelled_dataset.json")
+        results["synthetic MAST-Data array"] = bench_dataset("synthetic MAST-Data array", mast, max(1, args.runs - 1))
+        mast.unlink()
+
+        print(f"== memory: streaming a {args.gb:.1f} GB JSONL ==")
+        big = Path(tmp) / "big.jsonl"
+        largest = synthetic_jsonl(big, args.gb)
+        size = big.stat().st_size
+        t0 = time.perf_counter()
+        n, rss_stream = peak_rss("stream", big)
+        dt = time.perf_counter() - t0
+        _, rss_one = peak_rss("one", big)
+        print(f"file {size / 1e9:.2f} GB, {n} traces, largest trace {largest / 1e6:.2f} MB")
+        print(f"peak RSS streaming the whole file: {rss_stream:.0f} MB ({size / 1e6 / dt:.0f} MB/s incl. start-up)")
+        print(f"peak RSS loading only the largest trace: {rss_one:.0f} MB")
+        print(f"ratio whole-file / single-trace peak RSS: x{rss_stream / rss_one:.2f}")
+        results["memory"] = {"file_GB": size / 1e9, "traces": n, "largest_trace_MB": largest / 1e6,
+                             "peak_rss_stream_MB": rss_stream, "peak_rss_single_MB": rss_one}
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()

@@ -1,0 +1,39 @@
+"""Entry point of the ``mastkit`` command."""
+
+from __future__ import annotations
+
+import typer
+
+from mastkit import __version__
+from mastkit.cli import demo, traces
+
+app = typer.Typer(
+    name="mastkit",
+    help="Why do LLM agents fail? Load traces from any format, find MAST failure modes, attribute and analyse them.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(traces.app, name="traces")
+app.command("demo")(demo.demo_cmd)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mastkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """mastkit command line."""
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

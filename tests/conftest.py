@@ -1,0 +1,32 @@
+"""Shared fixtures. Tests that read ../shared/data skip with a clear message when it is absent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("MASTKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data; skips the calling test when it does not exist."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not available: {path} (set MASTKIT_SHARED_DATA or put shared/ beside the repo)")
+    return path
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The ../shared/data folder (skips when absent)."""
+    return shared_path()
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    """tests/fixtures: small hand-written traces."""
+    return FIXTURES

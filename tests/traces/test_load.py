@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+import mastkit
+from mastkit.errors import FormatError, TraceLoadError, UnknownFormatError
+from mastkit.traces import iter_load, load_traces
+from mastkit.traces.registry import Importer, _REGISTRY, register
+from mastkit.traces.source import Source
+
+CHAT = {"id": "run-1", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
+
+
+def write(path: Path, data: bytes | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def errors_of(paths: object) -> list[TraceLoadError]:
+    return [x for x in iter_load(paths) if isinstance(x, TraceLoadError)]  # type: ignore[arg-type]
+
+
+def test_public_api_loads_a_file(tmp_path: Path) -> None:
+    p = write(tmp_path / "run.json", orjson.dumps(CHAT))
+    (trace,) = mastkit.load_traces(p)
+    assert trace.trace_id == "run-1"
+    assert [e.content for e in trace.events] == ["hi", "hello"]
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "empty file"),
+        (b"\x00\x01\x02\x03binary", "binary file"),
+        (b'{"history": [1, 2', "invalid JSON"),
+        (b'{"some": "thing"}', "no importer recognises"),
+        (b"[1, 2, 3]", "no importer recognises"),
+    ],
+)
+def test_bad_files_give_one_clear_error(tmp_path: Path, data: bytes, reason: str) -> None:
+    p = write(tmp_path / "bad.json", data)
+    (err,) = errors_of(p)
+    assert str(p) in str(err)
+    assert reason in err.reason
+    assert not err.internal
+
+
+def test_truncated_json_error_has_position(tmp_path: Path) -> None:
+    p = write(tmp_path / "t.json", orjson.dumps(CHAT)[:-10])
+    (err,) = errors_of(p)
+    assert err.line == 1 and err.offset is not None
+
+
+def test_wrong_encoding_is_reported_with_offset(tmp_path: Path) -> None:
+    p = write(tmp_path / "latin.log", "User: caf\xe9\nAssistant: ok\n".encode("latin-1"))
+    (err,) = errors_of(p)
+    assert "not valid UTF-8" in err.reason and err.offset == 9
+    assert err.tried == ["plain_text"]
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    (err,) = errors_of(tmp_path / "nope.json")
+    assert "no such file" in err.reason
+
+
+def test_load_traces_raises_without_on_error(tmp_path: Path) -> None:
+    p = write(tmp_path / "bad.json", b"\x00\x00")
+    with pytest.raises(TraceLoadError):
+        list(load_traces(p))
+
+
+def test_folder_reports_errors_per_file_and_loads_the_rest(tmp_path: Path) -> None:
+    write(tmp_path / "a" / "good1.json", orjson.dumps(CHAT))
+    write(tmp_path / "a" / "bad.json", b'{"messages": [')
+    write(tmp_path / "b" / "good2.json", orjson.dumps({**CHAT, "id": "run-2"}))
+    write(tmp_path / "b" / "empty.json", b"")
+    write(tmp_path / "LICENSE", "MIT License ...")
+    write(tmp_path / "README.md", "# not a trace")
+    errors: list[TraceLoadError] = []
+    traces = list(load_traces(tmp_path, on_error=errors.append))
+    assert sorted(t.trace_id for t in traces) == ["run-1", "run-2"]
+    assert sorted(Path(e.path).name for e in errors) == ["bad.json", "empty.json"]
+
+
+def test_jsonl_bad_line_does_not_stop_the_file(tmp_path: Path) -> None:
+    lines = [orjson.dumps({**CHAT, "id": f"r{i}"}) for i in range(3)]
+    p = write(tmp_path / "runs.jsonl", lines[0] + b"\n{not json\n" + lines[1] + b"\n" + lines[2][:-5] + b"\n")
+    items = list(iter_load(p))
+    assert [t.trace_id for t in items if not isinstance(t, TraceLoadError)] == ["r0", "r1"]
+    errs = [e for e in items if isinstance(e, TraceLoadError)]
+    assert [e.line for e in errs] == [2, 4]
+
+
+def test_forced_format(tmp_path: Path) -> None:
+    p = write(tmp_path / "x.txt", "Alice: hi\nBob: hello\nAlice: bye\n")
+    (t,) = load_traces(p, format="plain_text")
+    assert t.actors() == ["Alice", "Bob"] and t.segmentation == "heuristic"
+    with pytest.raises(KeyError, match="unknown format"):
+        list(load_traces(p, format="nope"))
+
+
+def test_unexpected_importer_crash_is_flagged_internal(tmp_path: Path) -> None:
+    @register
+    class Crashing(Importer):
+        name = "zz_crashing_test"
+
+        def sniff(self, src: Source) -> float:
+            return 0.99 if src.name == "crash.json" else 0.0
+
+        def load(self, src: Source) -> Iterator[mastkit.Trace | TraceLoadError]:
+            raise RecursionError("boom")
+
+    try:
+        p = write(tmp_path / "crash.json", orjson.dumps(CHAT))
+        (err,) = errors_of(p)
+        assert err.internal and "RecursionError" in err.reason
+    finally:
+        _REGISTRY.pop("zz_crashing_test")
+
+
+def test_format_error_falls_through_to_next_importer(tmp_path: Path) -> None:
+    @register
+    class Picky(Importer):
+        name = "zz_picky_test"
+
+        def sniff(self, src: Source) -> float:
+            return 0.99 if src.name == "picky.json" else 0.0
+
+        def load(self, src: Source) -> Iterator[mastkit.Trace | TraceLoadError]:
+            raise FormatError("not mine after all")
+
+    try:
+        p = write(tmp_path / "picky.json", orjson.dumps(CHAT))
+        (t,) = load_traces(p)
+        assert t.source_format == "chat_messages"
+    finally:
+        _REGISTRY.pop("zz_picky_test")
+
+
+def test_unknown_format_error_type(tmp_path: Path) -> None:
+    p = write(tmp_path / "x.json", b'{"weird": true}')
+    (err,) = errors_of(p)
+    assert isinstance(err, UnknownFormatError)
+    assert "first record keys: weird" in err.reason

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mastkit.errors import FormatError
+from mastkit.traces.source import Source
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Source:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return Source(p)
+
+
+@pytest.mark.parametrize(
+    ("data", "shape"),
+    [
+        (b'{"a": 1}', "object"),
+        (b'{\n  "a": 1\n}\n', "object"),
+        (b'{"a": 1}\n{"a": 2}\n', "jsonl"),
+        (b"[1, 2]", "array"),
+        (b'\xef\xbb\xbf[{"a": 1}]', "array"),
+        (b"[2023-15-10 00:37:23 INFO] hello", "none"),
+        (b"[INFO] started", "none"),
+        (b"plain words", "none"),
+        (b"", "none"),
+    ],
+)
+def test_json_shape_sniffing(tmp_path: Path, data: bytes, shape: str) -> None:
+    assert write(tmp_path, "f.txt", data).json_shape == shape
+
+
+def test_first_record_of_each_shape(tmp_path: Path) -> None:
+    assert write(tmp_path, "a.json", b'[{"x": 1}, {"x": 2}]').first_record == {"x": 1}
+    assert write(tmp_path, "b.jsonl", b'{"x": 1}\n{"x": 2}\n').first_record == {"x": 1}
+    assert write(tmp_path, "c.json", b'{"x": 1}').first_record == {"x": 1}
+    assert write(tmp_path, "d.log", b"hello").first_record is None
+
+
+def test_utf16_text_is_decoded(tmp_path: Path) -> None:
+    src = write(tmp_path, "u.txt", "User: héllo\n".encode("utf-16"))
+    assert not src.is_binary
+    assert src.text.startswith("User: héllo")
+
+
+def test_bad_utf8_names_the_byte_offset(tmp_path: Path) -> None:
+    src = write(tmp_path, "bad.txt", b"hello \xff\xfe world")
+    with pytest.raises(FormatError, match="at byte 6") as info:
+        _ = src.text
+    assert info.value.offset == 6
+
+
+def test_binary_detected(tmp_path: Path) -> None:
+    src = write(tmp_path, "b.bin", b"\x00\x01\x02garbage")
+    assert src.is_binary
+    with pytest.raises(FormatError, match="binary"):
+        _ = src.text
+
+
+def test_invalid_json_reports_line(tmp_path: Path) -> None:
+    src = write(tmp_path, "x.json", b'{\n  "a": 1,\n  "b": \n}')
+    with pytest.raises(FormatError, match="line 4") as info:
+        _ = src.json
+    assert info.value.line == 4
