@@ -134,7 +134,21 @@ def synthetic_mast_data(out: Path, target_mb: float, human_file: Path | None) ->
 def synthetic_jsonl(out: Path, target_gb: float) -> int:
     """~target_gb of chat-message traces, one per line (about 100 KB each). Returns the largest line size."""
     rnd = random.Random(11)
-    words = "the pod restarted config map deploy error timeout check logs metric alert latency".split()
+    words = [
+        "the",
+        "pod",
+        "restarted",
+        "config",
+        "map",
+        "deploy",
+        "error",
+        "timeout",
+        "check",
+        "logs",
+        "metric",
+        "alert",
+        "latency",
+    ]
     largest = 0
     written = 0
     with out.open("wb") as fh:
@@ -143,9 +157,22 @@ def synthetic_jsonl(out: Path, target_gb: float) -> int:
             msgs: list[dict[str, object]] = [{"role": "system", "content": "You are an SRE agent."}]
             for turn in range(rnd.randint(20, 60)):
                 text = " ".join(rnd.choices(words, k=rnd.randint(50, 400)))
-                msgs.append({"role": "assistant", "content": text, "tool_calls": [
-                    {"id": f"c{turn}", "type": "function",
-                     "function": {"name": "shell", "arguments": json.dumps({"cmd": f"kubectl get pods -n ns{turn}"})}}]})
+                msgs.append(
+                    {
+                        "role": "assistant",
+                        "content": text,
+                        "tool_calls": [
+                            {
+                                "id": f"c{turn}",
+                                "type": "function",
+                                "function": {
+                                    "name": "shell",
+                                    "arguments": json.dumps({"cmd": f"kubectl get pods -n ns{turn}"}),
+                                },
+                            }
+                        ],
+                    }
+                )
                 msgs.append({"role": "tool", "tool_call_id": f"c{turn}", "content": text})
             line = orjson.dumps({"id": f"run-{i}", "task": "diagnose", "messages": msgs}) + b"\n"
             fh.write(line)
@@ -180,7 +207,9 @@ print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 def peak_rss(mode: str, path: Path) -> tuple[int, float]:
-    out = subprocess.run([sys.executable, "-c", _CHILD, mode, str(path)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode, str(path)], capture_output=True, text=True, check=True
+    )
     n, kb = out.stdout.split()
     return int(n), int(kb) / 1024
 
@@ -195,9 +224,12 @@ def main() -> None:
     args = ap.parse_args()
 
     results: dict[str, object] = {}
-    print("== throughput (best of %d) ==" % args.runs)
-    for name, rel in (("who_and_when (184 files)", "who_and_when"), ("mast_mad_human (1 array)", "mast_mad_human"),
-                      ("trace_samples (14 formats)", "trace_samples")):
+    print(f"== throughput (best of {args.runs}) ==")
+    for name, rel in (
+        ("who_and_when (184 files)", "who_and_when"),
+        ("mast_mad_human (1 array)", "mast_mad_human"),
+        ("trace_samples (14 formats)", "trace_samples"),
+    ):
         path = args.shared / rel
         if path.exists():
             results[name] = bench_dataset(name, path, args.runs)
@@ -205,8 +237,12 @@ def main() -> None:
             print(f"{name:<28} skipped: {path} not found")
     with tempfile.TemporaryDirectory() as tmp:
         mast = Path(tmp) / "MAD_full_dataset.json"
-        synthetic_mast_data(mast, args.mast_mb, args.shared / "mast_mad_human" / "MAD_human_labelled_dataset.json")
-        results["synthetic MAST-Data array"] = bench_dataset("synthetic MAST-Data array", mast, max(1, args.runs - 1))
+        synthetic_mast_data(
+            mast, args.mast_mb, args.shared / "mast_mad_human" / "MAD_human_labelled_dataset.json"
+        )
+        results["synthetic MAST-Data array"] = bench_dataset(
+            "synthetic MAST-Data array", mast, max(1, args.runs - 1)
+        )
         mast.unlink()
 
         print(f"== memory: streaming a {args.gb:.1f} GB JSONL ==")
@@ -218,11 +254,18 @@ def main() -> None:
         dt = time.perf_counter() - t0
         _, rss_one = peak_rss("one", big)
         print(f"file {size / 1e9:.2f} GB, {n} traces, largest trace {largest / 1e6:.2f} MB")
-        print(f"peak RSS streaming the whole file: {rss_stream:.0f} MB ({size / 1e6 / dt:.0f} MB/s incl. start-up)")
+        print(
+            f"peak RSS streaming the whole file: {rss_stream:.0f} MB ({size / 1e6 / dt:.0f} MB/s incl. start-up)"
+        )
         print(f"peak RSS loading only the largest trace: {rss_one:.0f} MB")
         print(f"ratio whole-file / single-trace peak RSS: x{rss_stream / rss_one:.2f}")
-        results["memory"] = {"file_GB": size / 1e9, "traces": n, "largest_trace_MB": largest / 1e6,
-                             "peak_rss_stream_MB": rss_stream, "peak_rss_single_MB": rss_one}
+        results["memory"] = {
+            "file_GB": size / 1e9,
+            "traces": n,
+            "largest_trace_MB": largest / 1e6,
+            "peak_rss_stream_MB": rss_stream,
+            "peak_rss_single_MB": rss_one,
+        }
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 

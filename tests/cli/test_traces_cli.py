@@ -32,9 +32,16 @@ def write_run(tmp_path: Path, name: str = "run.json", **kw: object) -> Path:
 
 
 def test_help_for_every_command() -> None:
-    for args in (["--help"], ["traces", "--help"], ["traces", "ls", "--help"], ["traces", "show", "--help"],
-                 ["traces", "stats", "--help"], ["traces", "convert", "--help"], ["traces", "formats", "--help"],
-                 ["demo", "--help"]):
+    for args in (
+        ["--help"],
+        ["traces", "--help"],
+        ["traces", "ls", "--help"],
+        ["traces", "show", "--help"],
+        ["traces", "stats", "--help"],
+        ["traces", "convert", "--help"],
+        ["traces", "formats", "--help"],
+        ["demo", "--help"],
+    ):
         result = runner.invoke(app, args)
         assert result.exit_code == 0, (args, result.output)
 

@@ -9,10 +9,13 @@ import pytest
 import mastkit
 from mastkit.errors import FormatError, TraceLoadError, UnknownFormatError
 from mastkit.traces import iter_load, load_traces
-from mastkit.traces.registry import Importer, _REGISTRY, register
+from mastkit.traces.registry import _REGISTRY, Importer, register
 from mastkit.traces.source import Source
 
-CHAT = {"id": "run-1", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
+CHAT = {
+    "id": "run-1",
+    "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+}
 
 
 def write(path: Path, data: bytes | str) -> Path:

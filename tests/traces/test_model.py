@@ -9,16 +9,33 @@ from mastkit.traces import Event, ToolCall, ToolResult, Trace, Usage
 def _trace(**kw: object) -> Trace:
     events = [
         Event(seq=0, kind="message", actor="user", role="user", content="fix the bug"),
-        Event(seq=1, kind="tool_call", actor="coder", tool_call=ToolCall(name="bash", call_id="c1", arguments_raw="ls")),
-        Event(seq=2, kind="tool_result", actor="environment", tool_result=ToolResult(call_id="c1", output="a.py")),
-        Event(seq=3, kind="tool_call", actor="coder", tool_call=ToolCall(name="bash", arguments_raw="pytest")),
-        Event(seq=4, kind="tool_result", actor="environment", tool_result=ToolResult(output="1 failed", is_error=True)),
+        Event(
+            seq=1,
+            kind="tool_call",
+            actor="coder",
+            tool_call=ToolCall(name="bash", call_id="c1", arguments_raw="ls"),
+        ),
+        Event(
+            seq=2,
+            kind="tool_result",
+            actor="environment",
+            tool_result=ToolResult(call_id="c1", output="a.py"),
+        ),
+        Event(
+            seq=3, kind="tool_call", actor="coder", tool_call=ToolCall(name="bash", arguments_raw="pytest")
+        ),
+        Event(
+            seq=4,
+            kind="tool_result",
+            actor="environment",
+            tool_result=ToolResult(output="1 failed", is_error=True),
+        ),
     ]
     return Trace(trace_id="t1", source_format="test", events=events, **kw)  # type: ignore[arg-type]
 
 
 def test_seq_must_be_dense_and_ordered() -> None:
-    with pytest.raises(ValidationError, match="seq must be 0..n-1"):
+    with pytest.raises(ValidationError, match=r"seq must be 0\.\.n-1"):
         Trace(trace_id="x", source_format="t", events=[Event(seq=1, kind="message")])
 
 

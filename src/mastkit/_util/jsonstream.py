@@ -32,6 +32,7 @@ def loads(data: bytes | str) -> Any:
             pass
         raise
 
+
 _STRUCT = re.compile(rb'[\[\]{},"]')
 # From an opening quote up to (not including) the closing quote, or to the end of the buffer.
 _STRING_BODY = re.compile(rb'"[^"\\]*(?:\\[\s\S][^"\\]*)*')
@@ -56,7 +57,11 @@ def iter_jsonl(fh: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
         try:
             yield line_no, start, loads(stripped)
         except orjson.JSONDecodeError as exc:
-            yield line_no, start, FormatError(f"invalid JSON on line {line_no}: {exc}", line=line_no, offset=start)
+            yield (
+                line_no,
+                start,
+                FormatError(f"invalid JSON on line {line_no}: {exc}", line=line_no, offset=start),
+            )
 
 
 def iter_json_array(fh: IO[bytes], chunk_size: int = CHUNK) -> Iterator[tuple[int, int, Any]]:

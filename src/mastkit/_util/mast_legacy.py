@@ -84,7 +84,7 @@ def _norm(name: str) -> str:
     return " ".join(name.split())
 
 
-_FINAL_BY_NAME = {_norm(v): k for k, v in MAST14_NAMES.items()}
+_FINAL_BY_NAME: dict[str, str | None] = {_norm(v): k for k, v in MAST14_NAMES.items()}
 _FINAL_BY_NAME.update(
     {"information withholding": "FM-2.4", "ignored other agents input": "FM-2.5",
      "action reasoning mismatch": "FM-2.6", "no or incorrect verification": None, "weak verification": None}

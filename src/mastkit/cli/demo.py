@@ -14,7 +14,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def demo_cmd(
-    output: Annotated[Path, typer.Option("--output", "-o", help="Folder for the results.")] = Path("mastkit-out"),
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder for the results.")] = Path(
+        "mastkit-out"
+    ),
 ) -> None:
     """Run the main job on the bundled example traces (offline): load, convert, summarise."""
     output.mkdir(parents=True, exist_ok=True)

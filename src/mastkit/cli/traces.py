@@ -15,11 +15,14 @@ from mastkit.traces.load import load_traces
 from mastkit.traces.model import Event
 from mastkit.traces.registry import importers
 
-app = typer.Typer(help="Load, inspect and convert agent traces in any supported format.", no_args_is_help=True)
+app = typer.Typer(
+    help="Load, inspect and convert agent traces in any supported format.", no_args_is_help=True
+)
 
 Paths = Annotated[list[Path], typer.Argument(help="Trace files or folders (folders are walked recursively).")]
 FormatOpt = Annotated[
-    str | None, typer.Option("--format", "-f", help="Force an importer instead of sniffing (see `traces formats`).")
+    str | None,
+    typer.Option("--format", "-f", help="Force an importer instead of sniffing (see `traces formats`)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 
@@ -48,8 +51,16 @@ def ls_cmd(paths: Paths, format: FormatOpt = None, json: JsonOpt = False) -> Non
         for r in rows:
             outcome = "-" if r.success is None else ("success" if r.success else "failure")
             agents = ", ".join(r.agents[:4]) + (f" +{len(r.agents) - 4}" if len(r.agents) > 4 else "")
-            table.add_row(Text(r.trace_id), r.source_format, Text(r.framework or "-"), str(r.events),
-                          str(r.tool_calls), Text(agents), outcome, Text(r.termination or "-"))
+            table.add_row(
+                Text(r.trace_id),
+                r.source_format,
+                Text(r.framework or "-"),
+                str(r.events),
+                str(r.tool_calls),
+                Text(agents),
+                outcome,
+                Text(r.termination or "-"),
+            )
         out.print(table)
         out.print(f"{len(rows)} trace(s), {failed} error(s)")
     raise typer.Exit(exit_code(len(rows), failed))
@@ -81,8 +92,12 @@ def _event_text(e: Event, width: int) -> Text:
 def show_cmd(
     paths: Paths,
     trace: Annotated[str | None, typer.Option("--trace", "-t", help="Only the trace with this id.")] = None,
-    agent: Annotated[list[str] | None, typer.Option("--agent", "-a", help="Only events of this agent (repeat).")] = None,
-    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="Only events of this kind (repeat).")] = None,
+    agent: Annotated[
+        list[str] | None, typer.Option("--agent", "-a", help="Only events of this agent (repeat).")
+    ] = None,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", "-k", help="Only events of this kind (repeat).")
+    ] = None,
     width: Annotated[int, typer.Option(help="Characters of content per event.")] = 160,
     format: FormatOpt = None,
 ) -> None:
@@ -97,15 +112,23 @@ def show_cmd(
         if t.framework:
             head += Text(f"  {t.framework}")
         if t.outcome is not None and t.outcome.success is not None:
-            head += Text("  success" if t.outcome.success else "  failure", style="green" if t.outcome.success else "red")
+            head += Text(
+                "  success" if t.outcome.success else "  failure",
+                style="green" if t.outcome.success else "red",
+            )
         out.print(head)
         if t.task:
             out.print(Text("task: ", style="bold") + Text(_clip(t.task, width)))
         table = Table("seq", "actor", "kind", "content", box=None, show_header=True)
         for e in ops.show(t, agents=agent, kinds=kind):
             style = _KIND_STYLE.get(e.kind, "white")
-            table.add_row(str(e.seq), Text(e.actor or "-"), Text(e.kind, style=style), _event_text(e, width),
-                          style="dim" if e.is_copied_context else None)
+            table.add_row(
+                str(e.seq),
+                Text(e.actor or "-"),
+                Text(e.kind, style=style),
+                _event_text(e, width),
+                style="dim" if e.is_copied_context else None,
+            )
         out.print(table)
         if t.termination is not None:
             out.print(Text(f"ended: {t.termination.reason or '-'} (by {t.termination.by})", style="dim"))
@@ -130,16 +153,24 @@ def _counter_table(title: str, data: dict[str, int], limit: int = 15) -> Table:
 @app.command("stats")
 def stats_cmd(paths: Paths, format: FormatOpt = None, json: JsonOpt = False) -> None:
     """Counts by format, framework, agent, event kind, tool, tokens and outcome."""
-    errors, on_error = error_printer()
+    _errors, on_error = error_printer()
     s = ops.stats(paths, format=format, on_error=on_error)
     if json:
         write_bytes(ops.to_json(s) + b"\n")
     else:
-        out.print(f"[bold]{s.traces}[/] traces, [bold]{s.events}[/] events, {s.errors} error(s); "
-                  f"tokens in {s.input_tokens:,} / out {s.output_tokens:,}; cost ${s.cost_usd:.4f}; "
-                  f"tool errors {s.tool_errors}")
-        for title, data in (("format", s.by_format), ("framework", s.by_framework), ("outcome", s.outcomes),
-                            ("event kind", s.by_kind), ("agent (events)", s.by_agent), ("tool calls", s.tool_calls)):
+        out.print(
+            f"[bold]{s.traces}[/] traces, [bold]{s.events}[/] events, {s.errors} error(s); "
+            f"tokens in {s.input_tokens:,} / out {s.output_tokens:,}; cost ${s.cost_usd:.4f}; "
+            f"tool errors {s.tool_errors}"
+        )
+        for title, data in (
+            ("format", s.by_format),
+            ("framework", s.by_framework),
+            ("outcome", s.outcomes),
+            ("event kind", s.by_kind),
+            ("agent (events)", s.by_agent),
+            ("tool calls", s.tool_calls),
+        ):
             if data:
                 out.print(_counter_table(title, data))
     raise typer.Exit(exit_code(s.traces, s.errors))
@@ -148,9 +179,12 @@ def stats_cmd(paths: Paths, format: FormatOpt = None, json: JsonOpt = False) -> 
 @app.command("convert")
 def convert_cmd(
     paths: Paths,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
-    drop_raw: Annotated[bool, typer.Option("--drop-raw", help="Leave out native records (smaller, not lossless).")]
-    = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+    drop_raw: Annotated[
+        bool, typer.Option("--drop-raw", help="Leave out native records (smaller, not lossless).")
+    ] = False,
     format: FormatOpt = None,
 ) -> None:
     """Write canonical JSONL (one trace per line, with its events) to stdout or -o FILE."""
@@ -160,7 +194,9 @@ def convert_cmd(
     target = output if output is not None else sys.stdout.buffer
     report = ops.convert(paths, target, format=format, drop_raw=drop_raw, on_error=on_error)
     if output is not None:
-        err.print(f"wrote {report.traces} trace(s), {report.events} events, {report.bytes:,} bytes to {output}")
+        err.print(
+            f"wrote {report.traces} trace(s), {report.events} events, {report.bytes:,} bytes to {output}"
+        )
     raise typer.Exit(exit_code(report.traces, len(errors)))
 
 

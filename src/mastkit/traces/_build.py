@@ -21,7 +21,9 @@ class TraceBuilder:
     0
     """
 
-    def __init__(self, source_format: str, path: str | Path, *, trace_id: str | None = None, index: int | None = None):
+    def __init__(
+        self, source_format: str, path: str | Path, *, trace_id: str | None = None, index: int | None = None
+    ):
         self.source_format = source_format
         self.path = str(path)
         self.trace_id = trace_id or fallback_trace_id(path, index)
@@ -30,7 +32,7 @@ class TraceBuilder:
 
     def add(self, kind: str, **fields: Any) -> Event:
         """Append an event of ``kind``; ``seq`` is assigned. Returns the event."""
-        event = Event(seq=len(self.events), kind=kind, **fields)  # type: ignore[arg-type]
+        event = Event(seq=len(self.events), kind=kind, **fields)
         self.events.append(event)
         actor = fields.get("actor")
         if actor and actor not in self._agents:
@@ -83,7 +85,9 @@ def parse_ts(value: Any) -> datetime | None:
     if value is None or value == "" or isinstance(value, bool):
         return None
     try:
-        if isinstance(value, (int, float)) or (isinstance(value, str) and value.replace(".", "", 1).isdigit()):
+        if isinstance(value, (int, float)) or (
+            isinstance(value, str) and value.replace(".", "", 1).isdigit()
+        ):
             num = float(value)
             if num <= 0:
                 return None
@@ -168,9 +172,16 @@ def usage_from(d: Any) -> Usage | None:
         return None
 
     inp = num("input_tokens", "prompt_tokens", "promptTokenCount", "gen_ai.usage.input_tokens", "tokens_sent")
-    out = num("output_tokens", "completion_tokens", "candidatesTokenCount", "gen_ai.usage.output_tokens",
-              "tokens_received")
-    cached = num("cached_input_tokens", "cache_read_input_tokens", "cache_read_tokens", "cachedContentTokenCount")
+    out = num(
+        "output_tokens",
+        "completion_tokens",
+        "candidatesTokenCount",
+        "gen_ai.usage.output_tokens",
+        "tokens_received",
+    )
+    cached = num(
+        "cached_input_tokens", "cache_read_input_tokens", "cache_read_tokens", "cachedContentTokenCount"
+    )
     details = d.get("prompt_tokens_details") or d.get("input_tokens_details")
     if cached is None and isinstance(details, dict):
         c = details.get("cached_tokens")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -56,14 +57,17 @@ def ls(
         yield item if isinstance(item, TraceLoadError) else summarize(item)
 
 
-def show(trace: Trace, *, agents: Iterable[str] | None = None, kinds: Iterable[str] | None = None) -> list[Event]:
+def show(
+    trace: Trace, *, agents: Iterable[str] | None = None, kinds: Iterable[str] | None = None
+) -> list[Event]:
     """The events of ``trace`` for a timeline, optionally only some agents and/or event kinds."""
     agent_set = {a.lower() for a in agents} if agents else None
     kind_set = set(kinds) if kinds else None
     return [
         e
         for e in trace.events
-        if (agent_set is None or (e.actor or "").lower() in agent_set) and (kind_set is None or e.kind in kind_set)
+        if (agent_set is None or (e.actor or "").lower() in agent_set)
+        and (kind_set is None or e.kind in kind_set)
     ]
 
 
@@ -128,7 +132,11 @@ def stats(
         s.cost_usd += usage.cost_usd or 0.0
         success = item.outcome.success if item.outcome else None
         outcomes["unknown" if success is None else "success" if success else "failure"] += 1
-    s.by_format, s.by_framework, s.by_agent = dict(fmt.most_common()), dict(fw.most_common()), dict(agent.most_common())
+    s.by_format, s.by_framework, s.by_agent = (
+        dict(fmt.most_common()),
+        dict(fw.most_common()),
+        dict(agent.most_common()),
+    )
     s.by_kind, s.tool_calls, s.outcomes = dict(kind.most_common()), dict(tools.most_common()), dict(outcomes)
     return s
 
@@ -145,8 +153,9 @@ class ConvertReport(BaseModel):
 def dump_trace(trace: Trace, *, drop_raw: bool = False) -> bytes:
     """One canonical JSONL line (with trailing newline) for ``trace``."""
     if drop_raw:
-        trace = trace.model_copy(update={"events": [e.model_copy(update={"raw": None}) for e in trace.events],
-                                         "raw": None})
+        trace = trace.model_copy(
+            update={"events": [e.model_copy(update={"raw": None}) for e in trace.events], "raw": None}
+        )
     return trace.model_dump_json().encode() + b"\n"
 
 
@@ -164,14 +173,8 @@ def convert(
     for size by leaving out the native records).
     """
     report = ConvertReport()
-    fh: IO[bytes]
-    close = False
-    if isinstance(out, (str, Path)):
-        fh = Path(out).open("wb")
-        close = True
-    else:
-        fh = out
-    try:
+    with contextlib.ExitStack() as stack:
+        fh = stack.enter_context(Path(out).open("wb")) if isinstance(out, (str, Path)) else out
         for item in iter_load(paths, format=format):
             if isinstance(item, TraceLoadError):
                 report.errors.append(item.to_dict())
@@ -183,9 +186,6 @@ def convert(
             report.traces += 1
             report.events += len(item.events)
             report.bytes += len(line)
-    finally:
-        if close:
-            fh.close()
     return report
 
 

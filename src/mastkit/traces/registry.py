@@ -57,10 +57,10 @@ class Importer(ABC):
 _REGISTRY: dict[str, Importer] = {}
 _DISCOVERED = False
 
-I = TypeVar("I", bound=type[Importer])
+ImporterT = TypeVar("ImporterT", bound=type[Importer])
 
 
-def register(cls: I) -> I:
+def register(cls: ImporterT) -> ImporterT:
     """Class decorator: register an importer under ``cls.name``."""
     if not getattr(cls, "name", None):
         raise TypeError(f"{cls.__name__} needs a 'name'")

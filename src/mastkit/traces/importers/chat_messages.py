@@ -34,18 +34,38 @@ from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
 _LIST_KEYS = ("messages", "traj", "conversation", "chat", "history", "conversations", "chat_history")
-_ROLES = {"system", "user", "assistant", "tool", "function", "developer", "human", "gpt", "model", "ai", "bot"}
+_ROLES = {
+    "system",
+    "user",
+    "assistant",
+    "tool",
+    "function",
+    "developer",
+    "human",
+    "gpt",
+    "model",
+    "ai",
+    "bot",
+}
 _ROLE_MAP = {
     "developer": "system", "human": "user", "gpt": "assistant", "model": "assistant", "ai": "assistant",
     "bot": "assistant", "function": "tool",
 }  # fmt: skip
 
 
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
 def _is_message(m: Any) -> bool:
     if not isinstance(m, dict):
         return False
     role = m.get("role", m.get("from"))
-    return isinstance(role, str) and role.lower() in _ROLES and ("content" in m or "value" in m or "tool_calls" in m)
+    return (
+        isinstance(role, str)
+        and role.lower() in _ROLES
+        and ("content" in m or "value" in m or "tool_calls" in m)
+    )
 
 
 def _message_list(rec: Any) -> tuple[list[Any], str] | None:
@@ -63,7 +83,9 @@ def _message_list(rec: Any) -> tuple[list[Any], str] | None:
 @register
 class ChatMessagesImporter(Importer):
     name = "chat_messages"
-    description = "OpenAI-style chat messages (list, {messages: [...]}, JSONL of them), tau-bench results, ShareGPT"
+    description = (
+        "OpenAI-style chat messages (list, {messages: [...]}, JSONL of them), tau-bench results, ShareGPT"
+    )
 
     def sniff(self, src: Source) -> float:
         rec = src.first_record
@@ -90,7 +112,9 @@ class ChatMessagesImporter(Importer):
         else:
             raise FormatError("no chat message list found")
 
-    def _records(self, src: Source, rec: Any, *, index: int, line: int | None = None) -> Iterator[Trace | TraceLoadError]:
+    def _records(
+        self, src: Source, rec: Any, *, index: int, line: int | None = None
+    ) -> Iterator[Trace | TraceLoadError]:
         if _message_list(rec) is None:
             yield TraceLoadError(src.path, "record has no chat message list", line=line)
             return
@@ -125,8 +149,11 @@ class ChatMessagesImporter(Importer):
             role = "user"
         name = m.get("name") if isinstance(m.get("name"), str) and role != "tool" else None
         actor = name or ("environment" if role == "tool" else role)
-        common: dict[str, Any] = {"source": ref, "model": m.get("model") if isinstance(m.get("model"), str) else None,
-                                  "started_at": parse_ts(m.get("timestamp") or m.get("created_at"))}
+        common: dict[str, Any] = {
+            "source": ref,
+            "model": m.get("model") if isinstance(m.get("model"), str) else None,
+            "started_at": parse_ts(m.get("timestamp") or m.get("created_at")),
+        }
         usage = usage_from(m.get("usage"))
         body = m.get("content", m.get("value"))
         raw_used = False
@@ -142,15 +169,23 @@ class ChatMessagesImporter(Importer):
             add("reasoning", actor=actor, role=role, content=reasoning)
 
         if role == "tool":
-            add("tool_result", actor=actor, role="tool", tool_result=ToolResult(
-                call_id=m.get("tool_call_id"), name=m.get("name") if isinstance(m.get("name"), str) else None,
-                output=content_text(body),
-                is_error=m.get("is_error") if isinstance(m.get("is_error"), bool) else None))
+            add(
+                "tool_result",
+                actor=actor,
+                role="tool",
+                tool_result=ToolResult(
+                    call_id=_str(m.get("tool_call_id")),
+                    name=m.get("name") if isinstance(m.get("name"), str) else None,
+                    output=content_text(body),
+                    is_error=m.get("is_error") if isinstance(m.get("is_error"), bool) else None,
+                ),
+            )
             return
 
         blocks = body if isinstance(body, list) else None
-        if blocks is not None and any(isinstance(p, dict) and p.get("type") in
-                                      ("tool_use", "tool_result", "thinking") for p in blocks):
+        if blocks is not None and any(
+            isinstance(p, dict) and p.get("type") in ("tool_use", "tool_result", "thinking") for p in blocks
+        ):
             for part in blocks:
                 if not isinstance(part, dict):
                     continue
@@ -159,13 +194,28 @@ class ChatMessagesImporter(Importer):
                     add("reasoning", actor=actor, role=role, content=part.get("thinking"))
                 elif ptype == "tool_use":
                     args, raw_args = parse_arguments(part.get("input"))
-                    add("tool_call", actor=actor, role=role, tool_call=ToolCall(
-                        name=str(part.get("name") or "unknown"), call_id=part.get("id"), arguments=args,
-                        arguments_raw=raw_args))
+                    add(
+                        "tool_call",
+                        actor=actor,
+                        role=role,
+                        tool_call=ToolCall(
+                            name=str(part.get("name") or "unknown"),
+                            call_id=_str(part.get("id")),
+                            arguments=args,
+                            arguments_raw=raw_args,
+                        ),
+                    )
                 elif ptype == "tool_result":
-                    add("tool_result", actor="environment", role="tool", tool_result=ToolResult(
-                        call_id=part.get("tool_use_id"), output=content_text(part.get("content")),
-                        is_error=part.get("is_error") if isinstance(part.get("is_error"), bool) else None))
+                    add(
+                        "tool_result",
+                        actor="environment",
+                        role="tool",
+                        tool_result=ToolResult(
+                            call_id=_str(part.get("tool_use_id")),
+                            output=content_text(part.get("content")),
+                            is_error=part.get("is_error") if isinstance(part.get("is_error"), bool) else None,
+                        ),
+                    )
                 else:
                     text = content_text([part])
                     if text:
@@ -173,26 +223,40 @@ class ChatMessagesImporter(Importer):
         else:
             text = content_text(body)
             if text or not (m.get("tool_calls") or m.get("function_call")):
-                add("message", actor=actor, role=role, content=text,
-                    subtype="system_prompt" if role == "system" else None)
+                add(
+                    "message",
+                    actor=actor,
+                    role=role,
+                    content=text,
+                    subtype="system_prompt" if role == "system" else None,
+                )
 
-        calls = m.get("tool_calls") or []
+        calls: list[Any] = m["tool_calls"] if isinstance(m.get("tool_calls"), list) else []
         if isinstance(m.get("function_call"), dict):
             calls = [*calls, {"function": m["function_call"]}]
-        for call in calls if isinstance(calls, list) else []:
+        for call in calls:
             if not isinstance(call, dict):
                 continue
-            fn = call.get("function") if isinstance(call.get("function"), dict) else call
+            fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
             args, raw_args = parse_arguments(fn.get("arguments"))
-            add("tool_call", actor=actor, role="assistant", tool_call=ToolCall(
-                name=str(fn.get("name") or "unknown"), call_id=call.get("id"), arguments=args, arguments_raw=raw_args))
+            add(
+                "tool_call",
+                actor=actor,
+                role="assistant",
+                tool_call=ToolCall(
+                    name=str(fn.get("name") or "unknown"),
+                    call_id=str(call["id"]) if call.get("id") is not None else None,
+                    arguments=args,
+                    arguments_raw=raw_args,
+                ),
+            )
         if usage is not None and b.last is not None:
             b.events[-1] = b.last.model_copy(update={"usage": usage})
 
     def _trace_fields(self, meta: dict[str, Any], key: str) -> dict[str, Any]:
         fields: dict[str, Any] = {"raw": meta or None}
-        info = meta.get("info") if isinstance(meta.get("info"), dict) else {}
-        task = info.get("task") if isinstance(info.get("task"), dict) else {}
+        info: dict[str, Any] = meta["info"] if isinstance(meta.get("info"), dict) else {}
+        task: dict[str, Any] = info["task"] if isinstance(info.get("task"), dict) else {}
         if key == "traj" and "reward" in meta:
             fields["benchmark"] = "tau-bench"
             fields["framework"] = "tau-bench"
@@ -212,14 +276,21 @@ class ChatMessagesImporter(Importer):
         for k in ("framework", "benchmark"):
             if isinstance(meta.get(k), str):
                 fields[k] = meta[k]
-        success = next((meta[k] for k in ("success", "is_success", "resolved", "is_correct", "passed")
-                        if isinstance(meta.get(k), bool)), None)
+        success = next(
+            (
+                meta[k]
+                for k in ("success", "is_success", "resolved", "is_correct", "passed")
+                if isinstance(meta.get(k), bool)
+            ),
+            None,
+        )
         score = meta.get("reward", meta.get("score"))
         score_f = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
         if success is None and score_f is not None and key == "traj":
             success = score_f >= 1.0  # tau-bench: reward 1 = task solved
         final = meta.get("final_output", meta.get("final_answer", meta.get("answer")))
         if success is not None or score_f is not None or final is not None:
-            fields["outcome"] = Outcome(success=success, score=score_f,
-                                        final_output=final if isinstance(final, str) else None)
+            fields["outcome"] = Outcome(
+                success=success, score=score_f, final_output=final if isinstance(final, str) else None
+            )
         return fields

@@ -48,8 +48,12 @@ class WhoAndWhenImporter(Importer):
         rec = src.first_record
         if isinstance(rec, dict) and isinstance(rec.get("history"), list) and "mistake_agent" in rec:
             return 0.95
-        if (isinstance(rec, dict) and isinstance(rec.get("history"), list) and "question" in rec
-                and ("is_correct" in rec or "is_corrected" in rec)):
+        if (
+            isinstance(rec, dict)
+            and isinstance(rec.get("history"), list)
+            and "question" in rec
+            and ("is_correct" in rec or "is_corrected" in rec)
+        ):
             return 0.8
         return 0.0
 
@@ -65,7 +69,7 @@ class WhoAndWhenImporter(Importer):
         folder = src.path.parent.name
         stem = src.path.name.rsplit(".", 1)[0]
         b = TraceBuilder(self.name, src.path, trace_id=f"who_and_when/{folder}/{stem}")
-        prompts = rec.get("system_prompt") if isinstance(rec.get("system_prompt"), dict) else {}
+        prompts = rec["system_prompt"] if isinstance(rec.get("system_prompt"), dict) else {}
         for name, prompt in prompts.items():
             b.agent(str(name), system_prompt=prompt if isinstance(prompt, str) else None)
         for i, h in enumerate(history):
@@ -95,26 +99,40 @@ class WhoAndWhenImporter(Importer):
         labels = []
         if rec.get("mistake_agent") is not None or rec.get("mistake_step") is not None:
             step = rec.get("mistake_step")
-            labels.append(Label(
-                kind="attribution",
-                agent=str(rec.get("mistake_agent")) if rec.get("mistake_agent") is not None else None,
-                step=int(step) if step is not None and str(step).strip().lstrip("-").isdigit() else None,
-                reason=rec.get("mistake_reason"),
-                annotator="who_and_when",
-                source="human",
-                extra={k: rec[k] for k in ("mistake_type", "labels") if k in rec},
-            ))
+            labels.append(
+                Label(
+                    kind="attribution",
+                    agent=str(rec.get("mistake_agent")) if rec.get("mistake_agent") is not None else None,
+                    step=int(step) if step is not None and str(step).strip().lstrip("-").isdigit() else None,
+                    reason=rec.get("mistake_reason"),
+                    annotator="who_and_when",
+                    source="human",
+                    extra={k: rec[k] for k in ("mistake_type", "labels") if k in rec},
+                )
+            )
         correct = rec.get("is_correct", rec.get("is_corrected"))
-        success = correct if isinstance(correct, bool) else (str(correct).lower() == "true" if correct is not None else None)
+        success = (
+            correct
+            if isinstance(correct, bool)
+            else (str(correct).lower() == "true" if correct is not None else None)
+        )
         level = str(rec.get("level", ""))
-        benchmark = "GAIA" if level in ("1", "2", "3") else "AssistantBench" if level in ("Easy", "Medium", "Hard") else None
+        benchmark = (
+            "GAIA"
+            if level in ("1", "2", "3")
+            else "AssistantBench"
+            if level in ("Easy", "Medium", "Hard")
+            else None
+        )
         envelope = {k: v for k, v in rec.items() if k != "history"}
         return b.build(
             framework="AG2 CaptainAgent" if by_name else "Magentic-One",
             benchmark=benchmark,
             task=rec.get("question") if isinstance(rec.get("question"), str) else None,
             task_id=str(rec["question_ID"]) if rec.get("question_ID") is not None else None,
-            outcome=Outcome(success=success, ground_truth=str(rec["ground_truth"]) if "ground_truth" in rec else None),
+            outcome=Outcome(
+                success=success, ground_truth=str(rec["ground_truth"]) if "ground_truth" in rec else None
+            ),
             labels=labels,
             raw=envelope,
         )
