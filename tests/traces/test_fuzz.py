@@ -34,12 +34,22 @@ FUZZ_SETTINGS = settings(
 
 
 def _seed_files() -> list[Path]:
-    roots = [FIXTURES, SHARED_DATA / "trace_samples", Path(__file__).resolve().parents[2] / "src/mastkit/examples"]
+    roots = [
+        FIXTURES,
+        SHARED_DATA / "trace_samples",
+        Path(__file__).resolve().parents[2] / "src/mastkit/examples",
+    ]
     files: list[Path] = []
     for root in roots:
         if root.exists():
-            files += [p for p in sorted(root.rglob("*")) if p.is_file() and p.stat().st_size < 600_000
-                      and p.name not in ("LICENSE", "README.md") and p.suffix != ".md"]
+            files += [
+                p
+                for p in sorted(root.rglob("*"))
+                if p.is_file()
+                and p.stat().st_size < 600_000
+                and p.name not in ("LICENSE", "README.md")
+                and p.suffix != ".md"
+            ]
     ww = SHARED_DATA / "who_and_when" / "Hand-Crafted" / "1.json"
     if ww.exists():
         files.append(ww)
@@ -68,7 +78,9 @@ def _tmp(data: bytes, suffix: str) -> Path:
 
 @pytest.mark.parametrize("format", IMPORTERS)
 @FUZZ_SETTINGS
-@given(data=st.binary(max_size=2048), suffix=st.sampled_from([".json", ".jsonl", ".log", ".txt", ".traj", ""]))
+@given(
+    data=st.binary(max_size=2048), suffix=st.sampled_from([".json", ".jsonl", ".log", ".txt", ".traj", ""])
+)
 def test_random_bytes_forced_importer(format: str, data: bytes, suffix: str) -> None:
     path = _tmp(data, suffix)
     try:
@@ -97,7 +109,11 @@ def _mutate_bytes(raw: bytes, rnd: random.Random) -> bytes:
         j = min(n, i + rnd.randint(1, 200))
         return raw[:i] + raw[j:]  # delete a range
     if op == 3:
-        return raw[:i] + rnd.choice([b"null", b"[]", b"{}", b'"', b"\x00", b"\n", b",", b"\xff\xfe", b"9" * 30]) + raw[i:]
+        return (
+            raw[:i]
+            + rnd.choice([b"null", b"[]", b"{}", b'"', b"\x00", b"\n", b",", b"\xff\xfe", b"9" * 30])
+            + raw[i:]
+        )
     j = min(n, i + rnd.randint(1, 300))
     return raw[:j] + raw[i:j] + raw[j:]  # duplicate a range
 
@@ -115,7 +131,23 @@ def test_mutated_real_files(seed: int) -> None:
         path.unlink()
 
 
-_WEIRD: list[Any] = [None, 0, -1, 1.5, True, "", "x", [], {}, [None], {"": None}, "2023-13-45", 2**63 - 1, -1e308, [[[]]]]
+_WEIRD: list[Any] = [
+    None,
+    0,
+    -1,
+    1.5,
+    True,
+    "",
+    "x",
+    [],
+    {},
+    [None],
+    {"": None},
+    "2023-13-45",
+    2**63 - 1,
+    -1e308,
+    [[[]]],
+]
 
 
 def _mutate_json(value: Any, rnd: random.Random, depth: int = 0) -> Any:

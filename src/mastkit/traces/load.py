@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from mastkit.errors import FormatError, TraceLoadError, UnknownFormatError
 from mastkit.traces.model import Trace
-from mastkit.traces.registry import Importer, candidates, get_importer
+from mastkit.traces.registry import Importer, candidates, get_importer, importers
 from mastkit.traces.source import Source
 
 # Files skipped when walking a folder: documentation and licences that sit beside traces.
@@ -43,12 +43,16 @@ def _as_error(exc: BaseException, path: Path, tried: list[str]) -> TraceLoadErro
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first.get("loc", ()))
-        return TraceLoadError(path, f"record does not fit the canonical model: {loc}: {first.get('msg')}", tried=tried)
+        return TraceLoadError(
+            path, f"record does not fit the canonical model: {loc}: {first.get('msg')}", tried=tried
+        )
     if isinstance(exc, OSError):
         return TraceLoadError(path, f"cannot read: {exc.strerror or exc}", tried=tried)
     if isinstance(exc, _STRUCTURE_ERRORS):
         return TraceLoadError(path, f"unexpected structure ({type(exc).__name__}: {exc})", tried=tried)
-    return TraceLoadError(path, f"internal error in importer ({type(exc).__name__}: {exc})", tried=tried, internal=True)
+    return TraceLoadError(
+        path, f"internal error in importer ({type(exc).__name__}: {exc})", tried=tried, internal=True
+    )
 
 
 def _load_with(imp: Importer, src: Source, tried: list[str]) -> Iterator[Trace | TraceLoadError]:
@@ -87,7 +91,7 @@ def iter_source(src: Source, format: str | None = None) -> Iterator[Trace | Trac
             if produced:
                 return
             last = TraceLoadError(path, f"{imp.name}: no trace found in the file", tried=list(tried))
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a reported error
+        except Exception as exc:
             err = _as_error(exc, path, list(tried))
             if produced:
                 # Part of the file loaded: report the rest as an error, do not try other formats.
@@ -113,7 +117,9 @@ def _unknown(src: Source) -> TraceLoadError:
             _ = src.json
         except FormatError as exc:
             return TraceLoadError(src.path, exc.reason, line=exc.line, offset=exc.offset)
-        return UnknownFormatError(src.path, f"JSON {shape} with keys/shape no importer recognises{_keys(src)}")
+        return UnknownFormatError(
+            src.path, f"JSON {shape} with keys/shape no importer recognises{_keys(src)}"
+        )
     if shape == "jsonl":
         return UnknownFormatError(src.path, f"JSON lines no importer recognises{_keys(src)}")
     return UnknownFormatError(src.path, "no importer recognises this file")
@@ -147,12 +153,14 @@ def _walk_one(path: Path, top: bool) -> Iterator[Source]:
         yield src  # the folder itself is one trace (or a set of them)
         return
     for child in src.children():
-        if child.name.startswith("."):
+        if child.name.startswith(".") or any(imp.consumes(child) for imp in importers()):
             continue
         yield from _walk_one(child, top=False)
 
 
-def iter_load(paths: PathLike | Iterable[PathLike], format: str | None = None) -> Iterator[Trace | TraceLoadError]:
+def iter_load(
+    paths: PathLike | Iterable[PathLike], format: str | None = None
+) -> Iterator[Trace | TraceLoadError]:
     """Like :func:`load_traces` but yields errors inline instead of raising them."""
     if isinstance(paths, (str, Path)):
         paths = [paths]

@@ -18,6 +18,7 @@ Design rules (see ``docs/schema.md``):
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
@@ -347,6 +348,10 @@ class Trace(_Model):
         return self
 
     # -- derived views -------------------------------------------------------------
+
+    def content_hash(self) -> str:
+        """Hash of the canonical JSON: unchanged trace => same hash (the annotation cache key)."""
+        return "t1:" + hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:32]
 
     def actors(self) -> list[str]:
         """Distinct event actors, in order of first appearance."""

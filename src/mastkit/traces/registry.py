@@ -17,6 +17,7 @@ import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from mastkit.errors import TraceLoadError
@@ -35,6 +36,12 @@ class Importer(ABC):
     """True when the format is a folder (OpenHands V1 event folders, Codex workspaces)."""
     fallback: ClassVar[bool] = False
     """True for last-resort importers tried only when nothing else claims the file."""
+
+    def consumes(self, path: Path) -> bool:
+        """True when ``path`` (met while walking a folder) is read as part of another file's trace
+        by this importer, so the walker must not load it on its own (e.g. Claude Code sub-agent
+        folders, merged into their session)."""
+        return False
 
     @abstractmethod
     def sniff(self, src: Source) -> float:

@@ -76,7 +76,9 @@ class Source:
     def read_bytes(self) -> bytes:
         """The whole file. Refuses files over the whole-file limit."""
         if self.size > WHOLE_FILE_LIMIT:
-            raise FormatError(f"file too large to read whole ({self.size} bytes); this format cannot be streamed")
+            raise FormatError(
+                f"file too large to read whole ({self.size} bytes); this format cannot be streamed"
+            )
         if self.size < HEAD_BYTES and len(self.head) == self.size:
             return self.head  # small file: the head is the whole file
         return self.path.read_bytes()
@@ -122,9 +124,9 @@ class Source:
     @cached_property
     def head_text(self) -> str:
         """The head decoded leniently, for sniffing."""
-        return self.head.decode(self.encoding if self.encoding != "utf-8-sig" else "utf-8", errors="replace").lstrip(
-            "\ufeff"
-        )
+        return self.head.decode(
+            self.encoding if self.encoding != "utf-8-sig" else "utf-8", errors="replace"
+        ).lstrip("\ufeff")
 
     # -- JSON ----------------------------------------------------------------------
 
@@ -183,8 +185,11 @@ class Source:
         try:
             return loads(data)
         except orjson.JSONDecodeError as exc:
-            raise FormatError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", line=exc.lineno,
-                              offset=exc.pos) from None
+            raise FormatError(
+                f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+                line=exc.lineno,
+                offset=exc.pos,
+            ) from None
 
     def json_or_none(self) -> Any:
         """The parsed document, or None when the file is not a single JSON document (sniffing helper)."""

@@ -35,5 +35,6 @@ class CanonicalImporter(Importer):
             try:
                 yield Trace.model_validate(value)
             except ValueError as exc:
-                yield TraceLoadError(src.path, f"not a canonical trace: {validation_reason(exc)}", line=line,
-                                     offset=offset)
+                yield TraceLoadError(
+                    src.path, f"not a canonical trace: {validation_reason(exc)}", line=line, offset=offset
+                )

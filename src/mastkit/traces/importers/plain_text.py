@@ -16,7 +16,9 @@ from mastkit.traces.model import SourceRef, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
-_SPEAKER = re.compile(r"^(?:\[(?P<b>[A-Za-z][\w .\-]{0,40})\]|(?P<c>[A-Za-z][\w .\-]{0,40})):\s?(?P<rest>.*)$")
+_SPEAKER = re.compile(
+    r"^(?:\[(?P<b>[A-Za-z][\w .\-]{0,40})\]|(?P<c>[A-Za-z][\w .\-]{0,40})):\s?(?P<rest>.*)$"
+)
 _TEXT_SUFFIXES = {".txt", ".log", ".out", ".text", ""}
 _USER_NAMES = {"user", "human", "customer"}
 
@@ -56,18 +58,34 @@ class PlainTextImporter(Importer):
         nonblank = sum(1 for ln in lines if ln.strip())
         speakers = {t[0] for t in turns}
         b = TraceBuilder(self.name, src.path)
-        if turns and prefixed >= 2 and prefixed >= 0.3 * max(1, len(turns)) and len(speakers) <= 50 and (
-            prefixed / max(1, nonblank) >= 0.05
+        if (
+            turns
+            and prefixed >= 2
+            and prefixed >= 0.3 * max(1, len(turns))
+            and len(speakers) <= 50
+            and (prefixed / max(1, nonblank) >= 0.05)
         ):
             head_end = turns[0][1] - 1
             if head_end > 0 and "\n".join(lines[:head_end]).strip():
                 pre = "\n".join(lines[:head_end])
-                b.add("system", content=pre, subtype="preamble", source=SourceRef(line=1, end_line=head_end), raw=pre)
+                b.add(
+                    "system",
+                    content=pre,
+                    subtype="preamble",
+                    source=SourceRef(line=1, end_line=head_end),
+                    raw=pre,
+                )
             for speaker, first, last, body in turns:
                 content = "\n".join(body).rstrip()
                 role = "user" if speaker.lower() in _USER_NAMES else "assistant"
-                b.add("message", actor=speaker, role=role, content=content,
-                      source=SourceRef(line=first, end_line=last), raw="\n".join(lines[first - 1 : last]))
+                b.add(
+                    "message",
+                    actor=speaker,
+                    role=role,
+                    content=content,
+                    source=SourceRef(line=first, end_line=last),
+                    raw="\n".join(lines[first - 1 : last]),
+                )
             yield b.build(segmentation="heuristic")
             return
         b.add("message", content=text, source=SourceRef(line=1, end_line=len(lines)), raw=text)

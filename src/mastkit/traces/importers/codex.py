@@ -1,0 +1,1128 @@
+"""OpenAI Codex CLI: session rollouts, ``codex exec --json`` streams and ITBench SRE workspaces.
+
+Three inputs are read:
+
+* **Rollout files** ``~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl``: lines
+  ``{timestamp, type, payload}`` with ``type`` one of ``session_meta`` (id, cwd, originator,
+  cli_version, instructions / base_instructions, git, source), ``turn_context`` (model, effort,
+  policies), ``response_item`` (the model-visible history: ``message``, ``reasoning``,
+  ``function_call``/``function_call_output``, ``custom_tool_call``/``custom_tool_call_output``,
+  ``local_shell_call``, ``web_search_call``, ``compaction``, ...), ``event_msg`` (UI/telemetry:
+  ``user_message``/``agent_message``/``agent_reasoning`` mirrors, ``token_count``,
+  ``task_started``/``task_complete``, ``turn_aborted``, ``error``, ``context_compacted``,
+  ``exec_command_end``, ...) and ``compacted`` (``message``, ``replacement_history``). The legacy
+  2025 layout (a bare ``{id, timestamp, instructions}`` header, then bare response items and
+  ``{record_type: state}`` lines) is read too.
+* **``codex exec --json`` stdout** (``thread.started``, ``turn.started``, ``turn.completed{usage}``,
+  ``turn.failed``, ``item.started|updated|completed{item}``, ``error``): a lossier projection,
+  used when no rollout is available.
+* **ITBench SRE agent workspaces** (a folder, importer ``codex_workspace``): ``sessions/**/rollout-*.jsonl``
+  (one trial may span several rollouts because the harness resumes the agent: they are ordered by
+  the timestamp in the file name, ``segment`` = index, and history a resumed rollout replays is
+  flagged ``is_copied_context``), ``AGENTS.md`` (system prompt), ``agent_output.json`` (the
+  diagnosis: ``Outcome.final_output`` and a final ``artifact`` event), ``judge_output.json``
+  (``Outcome.metrics`` = ``flat_scores``; ``score`` = root-cause entity recall; ``success`` when
+  that recall reaches :data:`SUCCESS_RECALL` - ITBench's pass@1 criterion) and ``traces/stdout.log``
+  (the exec stream, used only when there is no rollout).
+
+Mapping: ``response_item`` is the event stream; ``event_msg`` mirrors of messages and reasoning are
+dropped (counted in ``Trace.extra``) unless no response item carries the same text. A
+``token_count`` closes one model call: its ``last_token_usage`` (or the delta of
+``total_token_usage``) is put on the first event of the outputs that call produced, which share an
+``llm_call_id``; ``info`` may be null (no usage, e.g. behind a LiteLLM proxy). Shell outputs that
+are JSON ``{"output", "metadata": {"exit_code", "duration_seconds"}}`` give ``exit_code`` and
+``duration_ms``. ``compacted`` -> ``system`` event ``context_compaction``. The last
+``task_complete`` / ``turn_aborted`` / fatal error gives the termination.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from mastkit._util.jsonstream import iter_jsonl
+from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces._build import (
+    TraceBuilder,
+    content_text,
+    dumps_text,
+    parse_arguments,
+    parse_ts,
+    usage_from,
+)
+from mastkit.traces.model import Event, Outcome, SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
+from mastkit.traces.registry import Importer, register
+from mastkit.traces.source import Source
+
+MAIN_ACTOR = "codex"
+SUCCESS_RECALL = 1.0
+"""ITBench counts a trial as passed (pass@1) when ``root_cause_entity`` scores exactly 1: every
+ground-truth root cause was found. ``Outcome.score`` keeps the raw recall for other thresholds."""
+
+_ROLLOUT_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+_RESPONSE_TYPES = {
+    "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+    "custom_tool_call_output", "local_shell_call", "web_search_call", "tool_search_call",
+    "tool_search_output", "image_generation_call", "compaction", "compaction_summary",
+}  # fmt: skip
+_OUTPUT_TYPES = {
+    "reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+    "tool_search_call", "image_generation_call",
+}  # fmt: skip
+_MIRRORS = {
+    "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
+    "agent_reasoning_section_break", "exec_command_end", "patch_apply_end", "mcp_tool_call_end",
+    "web_search_end", "exec_command_begin", "mcp_tool_call_begin", "patch_apply_begin",
+}  # fmt: skip
+_EXEC_TYPES = {"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
+               "item.updated", "item.completed", "error", "item.plan.delta", "request_user_input"}  # fmt: skip
+_CONTEXT_PREFIXES = (
+    ("<environment_context>", "environment_context"),
+    ("<user_instructions>", "user_instructions"),
+    ("# AGENTS.md instructions", "user_instructions"),
+    ("<permissions instructions>", "developer_instructions"),
+    ("<turn_aborted>", "turn_aborted_notice"),
+)
+_EXIT_LINE = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.M)
+_WALL_LINE = re.compile(r"^Wall time:\s*([0-9.]+)\s*s", re.M)
+_ROLLOUT_NAME = re.compile(r"rollout-(\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2})")
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _fingerprint(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return repr(value).encode()
+
+
+def _context_subtype(text: str | None) -> str | None:
+    if not text:
+        return None
+    head = text.lstrip()
+    for prefix, subtype in _CONTEXT_PREFIXES:
+        if head.startswith(prefix):
+            return subtype
+    return None
+
+
+def _tool_output(output: Any) -> tuple[str | None, int | None, float | None, bool | None, Any]:
+    """(text, exit_code, duration_ms, success, metadata) from a function_call_output ``output``."""
+    exit_code: int | None = None
+    duration: float | None = None
+    success: bool | None = None
+    meta: Any = None
+    if isinstance(output, dict):  # {"content": ..., "success": bool} in some versions
+        success = output.get("success") if isinstance(output.get("success"), bool) else None
+        output = output.get("content", output.get("output", output))
+    if isinstance(output, str):
+        text: str | None = output
+        stripped = output.lstrip()
+        parsed: Any = None
+        if stripped.startswith("{") and ('"output"' in stripped or '"content"' in stripped):
+            try:
+                parsed = orjson.loads(output)
+            except orjson.JSONDecodeError:
+                parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("content"), list) and "output" not in parsed:
+            # an MCP CallToolResult: {"content": [{"type": "text", "text": ...}], "isError": bool}
+            text = content_text(parsed["content"])
+            err = parsed.get("isError", parsed.get("is_error"))
+            success = (not err) if isinstance(err, bool) else success
+        elif stripped.startswith("{") and '"output"' in stripped:
+            if isinstance(parsed, dict) and "output" in parsed:
+                text = content_text(parsed.get("output"))
+                meta = parsed.get("metadata")
+                if isinstance(meta, dict):
+                    code = meta.get("exit_code")
+                    exit_code = int(code) if isinstance(code, int) and not isinstance(code, bool) else None
+                    secs = _num(meta.get("duration_seconds"))
+                    duration = secs * 1000 if secs is not None else None
+        else:  # "Exit code: 1\nWall time: ..." / "Process exited with code 0" text headers
+            m = _EXIT_LINE.search(output[:2000])
+            exit_code = int(m.group(1)) if m else None
+            w = _WALL_LINE.search(output[:2000])
+            duration = float(w.group(1)) * 1000 if w else None
+        return text, exit_code, duration, success, meta
+    if isinstance(output, list):
+        return content_text(output), None, None, success, None
+    return (None if output is None else dumps_text(output)), None, None, success, None
+
+
+def _usage_delta(cur: dict[str, Any], prev: dict[str, Any] | None) -> Usage | None:
+    if prev is None:
+        return usage_from(cur)
+    diff = {
+        k: v - prev.get(k, 0)
+        for k, v in cur.items()
+        if isinstance(v, (int, float))
+        and not isinstance(v, bool)
+        and isinstance(prev.get(k, 0), (int, float))
+    }
+    return usage_from(diff)
+
+
+@dataclass
+class _Group:
+    """The outputs of one model call."""
+
+    call_id: str
+    first: int | None = None  # index in builder.events
+    usage_set: bool = False
+
+
+@dataclass
+class _RolloutState:
+    b: TraceBuilder
+    errors: list[TraceLoadError] = field(default_factory=list)
+    metas: list[dict[str, Any]] = field(default_factory=list)
+    models: Counter[str] = field(default_factory=Counter)
+    tool_names: dict[str, str] = field(default_factory=dict)
+    exec_ends: dict[str, dict[str, Any]] = field(default_factory=dict)
+    mirrors: Counter[str] = field(default_factory=Counter)
+    other: list[dict[str, Any]] = field(default_factory=list)
+    seen_items: set[bytes] = field(default_factory=set)  # response items of earlier segments
+    groups: int = 0
+    current: _Group | None = None
+    last_group: _Group | None = None
+    total_usage: Usage | None = None
+    last_end: tuple[str, int] | None = None  # (kind of ending, seq)
+    final_message: str | None = None
+    first_task: str | None = None
+    ending_native: dict[str, Any] | None = None
+
+
+class _RolloutParser:
+    """Reads one rollout file into the shared builder (one segment)."""
+
+    def __init__(self, st: _RolloutState, path: Path, segment: int, *, show_path: bool) -> None:
+        self.st = st
+        self.path = path
+        self.segment = segment
+        self.show_path = show_path
+        self.model: str | None = None
+        self.prev_total: dict[str, Any] | None = None
+        self.seg_total: Usage | None = None
+        self.replaying = segment > 0
+        self.item_texts: set[str] = set()
+        self.has_compacted = False
+        self.actor = MAIN_ACTOR
+        self.seg_items: set[bytes] = set()
+
+    def _ref(self, line: int) -> SourceRef:
+        return SourceRef(line=line, path=str(self.path) if self.show_path else None)
+
+    def _records(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        with self.path.open("rb") as fh:
+            for line, offset, rec in iter_jsonl(fh):
+                if isinstance(rec, FormatError):
+                    self.st.errors.append(TraceLoadError(self.path, rec.reason, line=line, offset=offset))
+                    continue
+                if not isinstance(rec, dict):
+                    self.st.errors.append(TraceLoadError(self.path, "line is not a JSON object", line=line))
+                    continue
+                yield line, rec
+
+    @staticmethod
+    def _normalise(rec: dict[str, Any], line: int) -> tuple[str, Any]:
+        """(rollout type, payload); handles the legacy layout without ``payload``."""
+        rtype = rec.get("type")
+        if isinstance(rtype, str) and rtype in _ROLLOUT_TYPES and "payload" in rec:
+            return rtype, rec["payload"]
+        if isinstance(rtype, str) and rtype in _RESPONSE_TYPES:
+            return "response_item", rec
+        if rec.get("record_type") == "state":
+            return "state", rec
+        if line == 1 and "id" in rec and "timestamp" in rec and "type" not in rec:
+            return "session_meta", rec
+        return "unknown", rec
+
+    def prescan(self) -> None:
+        """First pass: texts of response items, to tell event_msg mirrors from unique messages."""
+        for line, rec in self._records():
+            rtype, payload = self._normalise(rec, line)
+            if rtype == "compacted":
+                self.has_compacted = True
+            if rtype != "response_item" or not isinstance(payload, dict):
+                continue
+            ptype = payload.get("type")
+            if ptype == "message":
+                text = content_text(payload.get("content"))
+                if text:
+                    self.item_texts.add(text.strip())
+            elif ptype == "reasoning":
+                summary = payload.get("summary")
+                for part in summary if isinstance(summary, list) else []:
+                    if isinstance(part, dict) and isinstance(part.get("text"), str):
+                        self.item_texts.add(part["text"].strip())
+
+    def parse(self) -> None:
+        n_errors = len(self.st.errors)
+        self.prescan()
+        del self.st.errors[n_errors:]  # the second pass reports them
+        for line, rec in self._records():
+            rtype, payload = self._normalise(rec, line)
+            ts = parse_ts(rec.get("timestamp"))
+            if not isinstance(payload, dict):
+                self.st.errors.append(
+                    TraceLoadError(self.path, f"{rtype} payload is not an object", line=line)
+                )
+                continue
+            try:
+                self._dispatch(rtype, payload, rec, line, ts)
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                reason = f"bad {rtype} record ({type(exc).__name__}: {exc})"
+                self.st.errors.append(TraceLoadError(self.path, reason, line=line))
+        if self.seg_total is not None:
+            self.st.total_usage = (
+                self.seg_total + self.st.total_usage if self.st.total_usage else self.seg_total
+            )
+        self.st.seen_items |= self.seg_items
+
+    # -- records ---------------------------------------------------------------------
+
+    def _dispatch(self, rtype: str, payload: dict[str, Any], rec: dict[str, Any], line: int, ts: Any) -> None:
+        if rtype == "session_meta":
+            self.session_meta(payload, line)
+        elif rtype == "turn_context":
+            model = _str(payload.get("model"))
+            if model:
+                self.model = model
+                self.st.models[model] += 1
+        elif rtype == "response_item":
+            self.response_item(payload, rec, line, ts)
+        elif rtype == "event_msg":
+            self.event_msg(payload, rec, line, ts)
+        elif rtype == "compacted":
+            self.replaying = False
+            history = payload.get("replacement_history")
+            self._add(
+                "system",
+                rec,
+                line,
+                ts,
+                actor="system",
+                role="system",
+                subtype="context_compaction",
+                content=_str(payload.get("message")),
+                extra={"replacement_history_items": len(history)} if isinstance(history, list) else {},
+            )
+        else:
+            entry: dict[str, Any] = {"line": line, "record": rec, "segment": self.segment}
+            self.st.other.append(entry)
+
+    def _add(self, kind: str, rec: Any, line: int, ts: Any, **fields: Any) -> Event:
+        fields.setdefault("model", self.model if fields.get("role") == "assistant" else None)
+        ev = self.st.b.add(
+            kind, source=self._ref(line), started_at=ts, segment=self.segment, raw=rec, **fields
+        )
+        return ev
+
+    def session_meta(self, payload: dict[str, Any], line: int) -> None:
+        self.st.metas.append({**payload, "_segment": self.segment, "_line": line})
+        nick = _str(payload.get("agent_nickname")) or _str(payload.get("agent_role"))
+        if nick:
+            self.actor = nick
+        base = payload.get("base_instructions")
+        instructions = _str(payload.get("instructions")) or (
+            _str(base.get("text")) if isinstance(base, dict) else None
+        )
+        if instructions:
+            self.st.b.agent(self.actor, system_prompt=instructions)
+
+    def _output_group(self) -> _Group:
+        st = self.st
+        if st.current is None:
+            st.groups += 1
+            st.current = _Group(call_id=f"call-{st.groups}")
+        return st.current
+
+    def _close_group(self) -> None:
+        if self.st.current is not None and self.st.current.first is not None:
+            self.st.last_group = self.st.current
+        self.st.current = None
+
+    def response_item(self, p: dict[str, Any], rec: dict[str, Any], line: int, ts: Any) -> None:
+        st = self.st
+        fp = _fingerprint(p)
+        copied = False
+        if self.replaying:
+            if fp in st.seen_items:
+                copied = True
+            else:
+                self.replaying = False
+        self.seg_items.add(fp)
+        ptype = p.get("type") if isinstance(p.get("type"), str) else None
+        common: dict[str, Any] = {"is_copied_context": copied, "id": _str(p.get("id"))}
+        if ptype in _OUTPUT_TYPES or (ptype == "message" and p.get("role") == "assistant"):
+            group = None if copied else self._output_group()
+            common.update(actor=self.actor, role="assistant", llm_call_id=group.call_id if group else None)
+        else:
+            group = None
+            if not copied:
+                self._close_group()
+        ev: Event | None = None
+        if ptype == "message":
+            role = str(p.get("role") or "user")
+            text = content_text(p.get("content"))
+            if role == "assistant":
+                ev = self._add("message", rec, line, ts, content=text, **common)
+                phase = _str(p.get("phase"))
+                if phase:
+                    ev.extra["phase"] = phase
+            else:
+                canon = "system" if role in ("developer", "system") else "user"
+                subtype = _context_subtype(text) or (
+                    "developer_instructions" if role == "developer" else None
+                )
+                actor = "system" if canon == "system" or subtype else "user"
+                ev = self._add(
+                    "message", rec, line, ts, actor=actor, role=canon, content=text, subtype=subtype, **common
+                )
+                if canon == "user" and subtype is None and st.first_task is None and text:
+                    st.first_task = text
+        elif ptype == "reasoning":
+            summ = p.get("summary")
+            parts: list[Any] = summ if isinstance(summ, list) else []
+            summary = "\n".join(
+                x["text"] for x in parts if isinstance(x, dict) and isinstance(x.get("text"), str)
+            )
+            body = content_text(p.get("content")) if p.get("content") else None
+            ev = self._add(
+                "reasoning",
+                rec,
+                line,
+                ts,
+                content=summary or body or None,
+                subtype=None if (summary or body) else "encrypted",
+                **common,
+            )
+        elif ptype in ("function_call", "custom_tool_call", "tool_search_call"):
+            name = str(p.get("name") or ptype)
+            call = _str(p.get("call_id")) or _str(p.get("id"))
+            if ptype == "custom_tool_call":
+                raw_in = p.get("input")
+                args: Any = raw_in
+                raw_args: str | None = raw_in if isinstance(raw_in, str) else dumps_text(raw_in)
+            else:
+                args, raw_args = parse_arguments(p.get("arguments"))
+            namespace = _str(p.get("namespace"))
+            if namespace is None and name.startswith("mcp__") and name.count("__") >= 2:
+                namespace = name.split("__")[1]
+            if call:
+                st.tool_names[call] = name
+            ev = self._add(
+                "tool_call",
+                rec,
+                line,
+                ts,
+                tool_call=ToolCall(
+                    name=name, call_id=call, arguments=args, arguments_raw=raw_args, namespace=namespace
+                ),
+                subtype=None if ptype == "function_call" else ptype,
+                **common,
+            )
+        elif ptype == "local_shell_call":
+            act = p.get("action")
+            action: dict[str, Any] = act if isinstance(act, dict) else {}
+            cmd = action.get("command")
+            call = _str(p.get("call_id")) or _str(p.get("id"))
+            if call:
+                st.tool_names[call] = "shell"
+            ev = self._add(
+                "tool_call",
+                rec,
+                line,
+                ts,
+                tool_call=ToolCall(
+                    name="shell",
+                    call_id=call,
+                    arguments=action or None,
+                    arguments_raw=" ".join(str(c) for c in cmd) if isinstance(cmd, list) else _str(cmd),
+                ),
+                subtype="local_shell_call",
+                **common,
+            )
+        elif ptype == "web_search_call":
+            search = p.get("action")
+            ev = self._add(
+                "tool_call",
+                rec,
+                line,
+                ts,
+                tool_call=ToolCall(
+                    name="web_search",
+                    call_id=_str(p.get("id")),
+                    arguments=search,
+                    arguments_raw=dumps_text(search) if search is not None else None,
+                ),
+                subtype="web_search_call",
+                **common,
+            )
+        elif ptype in ("function_call_output", "custom_tool_call_output", "tool_search_output"):
+            call = _str(p.get("call_id"))
+            out = p.get("output", p.get("tools"))
+            text, code, duration, success, _meta = _tool_output(out)
+            end = st.exec_ends.get(call or "")
+            if end is not None and code is None and isinstance(end.get("exit_code"), int):
+                code = end["exit_code"]
+            is_error = (code != 0) if code is not None else (not success if success is not None else None)
+            status = _str(p.get("status"))
+            ev = self._add(
+                "tool_result",
+                rec,
+                line,
+                ts,
+                actor="environment",
+                role="tool",
+                tool_result=ToolResult(
+                    call_id=call,
+                    name=st.tool_names.get(call or "") or _str(p.get("name")),
+                    output=text,
+                    is_error=is_error,
+                    exit_code=code,
+                    duration_ms=duration,
+                    status=status,
+                ),
+                subtype=None if ptype == "function_call_output" else ptype,
+                is_copied_context=copied,
+            )
+        elif ptype in ("compaction", "compaction_summary"):
+            ev = self._add(
+                "system",
+                rec,
+                line,
+                ts,
+                actor="system",
+                role="system",
+                subtype="context_compaction",
+                content=None,
+                is_copied_context=copied,
+            )
+        else:
+            ev = self._add(
+                "system",
+                rec,
+                line,
+                ts,
+                actor="system",
+                subtype=f"response_item:{ptype}",
+                is_copied_context=copied,
+            )
+        if group is not None and group.first is None and ev is not None:
+            group.first = ev.seq
+
+    def event_msg(self, p: dict[str, Any], rec: dict[str, Any], line: int, ts: Any) -> None:
+        st = self.st
+        etype = str(p.get("type") or "")
+        fp = _fingerprint(p)
+        replayed = self.replaying and fp in st.seen_items
+        self.seg_items.add(fp)
+        if etype in _MIRRORS:
+            if etype in ("exec_command_end", "mcp_tool_call_end") and _str(p.get("call_id")):
+                st.exec_ends[p["call_id"]] = p
+            text = _str(p.get("message")) or _str(p.get("text"))
+            mirrored = etype not in ("user_message", "agent_message", "agent_reasoning") or (
+                text is not None and text.strip() in self.item_texts
+            )
+            if mirrored or text is None:
+                st.mirrors[etype] += 1
+                return
+            if etype == "user_message":
+                self._close_group()
+                self._add(
+                    "message", rec, line, ts, actor="user", role="user", content=text, subtype="event_msg"
+                )
+                if st.first_task is None and _context_subtype(text) is None:
+                    st.first_task = text
+            else:
+                group = self._output_group()
+                ev = self._add(
+                    "message" if etype == "agent_message" else "reasoning",
+                    rec,
+                    line,
+                    ts,
+                    actor=self.actor,
+                    role="assistant",
+                    content=text,
+                    subtype="event_msg",
+                    llm_call_id=group.call_id,
+                )
+                if group.first is None:
+                    group.first = ev.seq
+            return
+        if replayed and etype in ("token_count", "task_started", "turn_started", "task_complete"):
+            st.mirrors["replayed_" + etype] += 1
+            return
+        if etype == "token_count":
+            self.token_count(p, rec)
+        elif etype in ("task_started", "turn_started"):
+            self._close_group()
+            self._add("system", rec, line, ts, actor="system", subtype="turn_started")
+        elif etype in ("task_complete", "turn_complete"):
+            self._close_group()
+            last = _str(p.get("last_agent_message"))
+            ev = self._add("system", rec, line, ts, actor="system", subtype="turn_complete", content=last)
+            st.last_end = ("complete", ev.seq)
+            st.final_message = last
+            st.ending_native = p
+        elif etype == "turn_aborted":
+            self._close_group()
+            ev = self._add(
+                "system", rec, line, ts, actor="system", subtype="turn_aborted", content=_str(p.get("reason"))
+            )
+            st.last_end = ("aborted", ev.seq)
+            st.ending_native = p
+        elif etype in ("error", "stream_error"):
+            ev = self._add(
+                "error", rec, line, ts, actor="system", subtype=etype, content=_str(p.get("message"))
+            )
+            if etype == "error":
+                st.last_end = ("error", ev.seq)
+                st.ending_native = p
+        elif etype == "context_compacted":
+            if not self.has_compacted:
+                self._add("system", rec, line, ts, actor="system", subtype="context_compaction")
+            else:
+                st.mirrors[etype] += 1
+        elif (
+            etype == "item_completed"
+            and isinstance(p.get("item"), dict)
+            and p["item"].get("type")
+            in (
+                "plan",
+                "Plan",
+            )
+        ):
+            self._add("plan", rec, line, ts, actor=self.actor, content=content_text(p["item"]))
+        else:
+            self._add("system", rec, line, ts, actor="system", subtype=etype or "event_msg")
+
+    def token_count(self, p: dict[str, Any], rec: dict[str, Any]) -> None:
+        st = self.st
+        info = p.get("info")
+        usage: Usage | None = None
+        if isinstance(info, dict):
+            last = info.get("last_token_usage")
+            total = info.get("total_token_usage")
+            if isinstance(last, dict):
+                usage = usage_from(last)
+            elif isinstance(total, dict):
+                usage = _usage_delta(total, self.prev_total)
+            if isinstance(total, dict):
+                self.prev_total = total
+                self.seg_total = usage_from(total)
+        elif "input_tokens" in p or "output_tokens" in p:  # older flat layout
+            usage = usage_from(p)
+        target = st.current if st.current is not None and st.current.first is not None else st.last_group
+        if target is not None and not target.usage_set and target.first is not None:
+            ev = st.b.events[target.first]
+            ev.usage = usage
+            ev.extra["token_count"] = rec
+            target.usage_set = True
+        else:
+            st.mirrors["token_count_unattached"] += 1
+        self._close_group()
+        st.last_group = None
+
+
+def _rollout_trace(
+    importer_name: str,
+    paths: list[Path],
+    *,
+    source_path: Path,
+    trace_id: str | None,
+) -> tuple[TraceBuilder, _RolloutState]:
+    b = TraceBuilder(importer_name, source_path, trace_id=trace_id)
+    st = _RolloutState(b=b)
+    for i, path in enumerate(paths):
+        _RolloutParser(st, path, i, show_path=len(paths) > 1 or path != source_path).parse()
+    return b, st
+
+
+def _ending(st: _RolloutState) -> Termination | None:
+    if st.last_end is None:
+        return None
+    kind, seq = st.last_end
+    native = st.ending_native or {}
+    if kind == "complete":
+        return Termination(reason="completed", by="agent", native="task_complete", at_seq=seq)
+    if kind == "aborted":
+        why = _str(native.get("reason")) or "unknown"
+        by = "user" if why == "interrupted" else "harness"
+        return Termination(reason="aborted", by=by, native=f"turn_aborted:{why}", at_seq=seq)
+    return Termination(reason="error", by="error", native="error", at_seq=seq)
+
+
+def _trace_fields(st: _RolloutState) -> dict[str, Any]:
+    meta = st.metas[0] if st.metas else {}
+    fields: dict[str, Any] = {
+        "framework": "codex",
+        "framework_version": _str(meta.get("cli_version")),
+        "model": st.models.most_common(1)[0][0] if st.models else None,
+        "task": st.first_task,
+        "usage": st.total_usage,
+        "termination": _ending(st),
+    }
+    if st.final_message is not None:
+        fields["outcome"] = Outcome(final_output=st.final_message)
+    stamps = [e.started_at for e in st.b.events if e.started_at is not None]
+    start = parse_ts(meta.get("timestamp"))
+    fields["started_at"] = start or (stamps[0] if stamps else None)
+    fields["ended_at"] = stamps[-1] if stamps else None
+    raw: dict[str, Any] = {}
+    if st.metas:
+        raw["session_meta"] = st.metas if len(st.metas) > 1 else st.metas[0]
+    if st.other:
+        raw["records"] = st.other
+    fields["raw"] = raw or None
+    extra: dict[str, Any] = {}
+    for key in ("cwd", "originator", "model_provider", "source", "git"):
+        if meta.get(key) is not None:
+            extra[key] = meta[key]
+    if st.mirrors:
+        extra["mirrored_event_msgs"] = dict(st.mirrors)
+    fields["extra"] = extra
+    return fields
+
+
+def _is_rollout_record(rec: Any, name: str) -> float:
+    if not isinstance(rec, dict):
+        return 0.0
+    rtype = rec.get("type") if isinstance(rec.get("type"), str) else None
+    if rtype in _ROLLOUT_TYPES and isinstance(rec.get("payload"), dict) and "timestamp" in rec:
+        return 0.95
+    if name.startswith("rollout-") and ("instructions" in rec or rtype in _RESPONSE_TYPES) and "id" in rec:
+        return 0.85
+    return 0.0
+
+
+@register
+class CodexImporter(Importer):
+    name = "codex"
+    description = "Codex CLI rollout JSONL (~/.codex/sessions) and `codex exec --json` event streams"
+
+    def sniff(self, src: Source) -> float:
+        if src.json_shape not in ("jsonl", "object"):
+            return 0.0
+        rec = src.first_record
+        score = _is_rollout_record(rec, src.name)
+        if score:
+            return score
+        if isinstance(rec, dict) and rec.get("type") == "thread.started" and "thread_id" in rec:
+            return 0.95
+        if isinstance(rec, dict) and rec.get("type") in ("turn.started", "item.completed", "item.started"):
+            return 0.7
+        return 0.0
+
+    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        if src.is_dir:
+            raise FormatError("is a folder; give a rollout .jsonl file")
+        rec = src.first_record
+        if isinstance(rec, dict) and isinstance(rec.get("type"), str) and rec["type"] in _EXEC_TYPES:
+            yield from load_exec_stream(self.name, src.path, trace_id=None)
+            return
+        if not _is_rollout_record(rec, src.name) and not (
+            isinstance(rec, dict) and "id" in rec and "timestamp" in rec
+        ):
+            raise FormatError("not a Codex rollout: first line is not {timestamp, type, payload}")
+        b, st = _rollout_trace(self.name, [src.path], source_path=src.path, trace_id=None)
+        if not b.events and not st.metas:
+            yield from st.errors
+            raise FormatError("no Codex rollout records found")
+        meta = st.metas[0] if st.metas else {}
+        if _str(meta.get("id")):
+            b.trace_id = meta["id"]
+        yield from st.errors
+        yield b.build(**_trace_fields(st))
+
+
+# -- codex exec --json -------------------------------------------------------------
+
+
+def load_exec_stream(
+    importer_name: str, path: Path, *, trace_id: str | None
+) -> Iterator[Trace | TraceLoadError]:
+    """Read a ``codex exec --json`` stdout stream into one trace."""
+    b = TraceBuilder(importer_name, path, trace_id=trace_id)
+    items: dict[str, tuple[int, dict[str, Any], int, int]] = {}  # id -> (order, item, line, turn)
+    turn_events: list[tuple[int, str, dict[str, Any], int]] = []  # (order, kind, rec, line)
+    order = 0
+    turn = 0
+    errors: list[TraceLoadError] = []
+    thread: str | None = None
+    usages: dict[int, Usage | None] = {}
+    with path.open("rb") as fh:
+        for line, offset, rec in iter_jsonl(fh):
+            if isinstance(rec, FormatError):
+                errors.append(TraceLoadError(path, rec.reason, line=line, offset=offset))
+                continue
+            if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
+                errors.append(TraceLoadError(path, "line is not a codex exec event", line=line))
+                continue
+            etype = rec["type"]
+            order += 1
+            if etype == "thread.started":
+                thread = _str(rec.get("thread_id")) or thread
+            elif etype == "turn.started":
+                turn += 1
+                turn_events.append((order, "turn.started", rec, line))
+            elif etype in ("item.started", "item.updated", "item.completed"):
+                item = rec.get("item")
+                if not isinstance(item, dict):
+                    errors.append(TraceLoadError(path, f"{etype} without an item object", line=line))
+                    continue
+                iid = str(item.get("id") or f"line{line}")
+                first = items[iid][0] if iid in items else order
+                items[iid] = (first, {**item, "_event": etype}, line, turn)
+            elif etype == "turn.completed":
+                usages[turn] = usage_from(rec.get("usage"))
+                turn_events.append((order, etype, rec, line))
+            elif etype in ("turn.failed", "error"):
+                turn_events.append((order, etype, rec, line))
+    if not items and not turn_events and thread is None:
+        yield from errors
+        raise FormatError("no codex exec events found")
+    stream: list[tuple[int, str, dict[str, Any], int, int]] = [
+        (o, "item", it, ln, tn) for o, it, ln, tn in items.values()
+    ]
+    stream += [(o, k, r, ln, 0) for o, k, r, ln in turn_events]
+    stream.sort(key=lambda x: x[0])
+    usage_done: set[int] = set()
+    ending: tuple[str, int, str | None] | None = None
+    final: str | None = None
+    for _o, kind, rec, line, tn in stream:
+        ref = SourceRef(line=line)
+        if kind == "item":
+            head = _exec_item(b, rec, ref, f"turn-{tn}")
+            if head is not None and tn not in usage_done and usages.get(tn) is not None:
+                head.usage = usages[tn]
+                head.extra["usage_scope"] = "turn"
+                usage_done.add(tn)
+            if rec.get("type") == "agent_message" and isinstance(rec.get("text"), str):
+                final = rec["text"]
+        elif kind == "turn.started":
+            b.add("system", actor="system", subtype="turn_started", source=ref, raw=rec)
+        elif kind == "turn.completed":
+            ev = b.add("system", actor="system", subtype="turn_complete", source=ref, raw=rec)
+            ending = ("complete", ev.seq, None)
+        else:
+            err = rec.get("error") if isinstance(rec.get("error"), dict) else rec
+            msg = _str(err.get("message")) if isinstance(err, dict) else None
+            ev = b.add("error", actor="system", subtype=kind, content=msg, source=ref, raw=rec)
+            ending = ("error", ev.seq, kind)
+    term = None
+    if ending is not None:
+        if ending[0] == "complete":
+            term = Termination(reason="completed", by="agent", native="turn.completed", at_seq=ending[1])
+        else:
+            term = Termination(reason="error", by="error", native=ending[2], at_seq=ending[1])
+    if thread:
+        b.trace_id = thread
+    total = None
+    for u in usages.values():
+        if u is not None:
+            total = u if total is None else total + u
+    yield from errors
+    yield b.build(
+        framework="codex",
+        termination=term,
+        outcome=Outcome(final_output=final) if final is not None else None,
+        usage=total,
+        extra={"source": "codex exec --json"},
+    )
+
+
+def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: str) -> Event | None:
+    itype = item.get("type")
+    common: dict[str, Any] = {"source": ref, "id": _str(item.get("id")), "raw": item}
+    assistant = {"actor": MAIN_ACTOR, "role": "assistant", "llm_call_id": call_id}
+    status = _str(item.get("status"))
+    if itype == "agent_message":
+        return b.add("message", content=_str(item.get("text")), **assistant, **common)
+    if itype == "reasoning":
+        return b.add("reasoning", content=_str(item.get("text")), **assistant, **common)
+    if itype in ("todo_list", "plan"):
+        todo = item.get("items")
+        text: str | None
+        if isinstance(todo, list):
+            text = "\n".join(
+                f"- [{'x' if isinstance(t, dict) and t.get('completed') else ' '}] "
+                f"{t.get('text') if isinstance(t, dict) else t}"
+                for t in todo
+            )
+        else:
+            text = _str(item.get("text"))
+        return b.add("plan", content=text, **assistant, **common)
+    if itype == "error":
+        return b.add("error", actor="system", content=_str(item.get("message")), **common)
+    tid = _str(item.get("id"))
+    if itype == "command_execution":
+        cmd = item.get("command")
+        call = b.add(
+            "tool_call",
+            tool_call=ToolCall(
+                name="shell",
+                call_id=tid,
+                arguments={"command": cmd},
+                arguments_raw=cmd if isinstance(cmd, str) else dumps_text(cmd),
+            ),
+            **assistant,
+            **common,
+        )
+        code = item.get("exit_code")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else None
+        if status != "in_progress" or code is not None:
+            b.add(
+                "tool_result",
+                actor="environment",
+                role="tool",
+                source=ref,
+                tool_result=ToolResult(
+                    call_id=tid,
+                    name="shell",
+                    output=_str(item.get("aggregated_output")) or "",
+                    exit_code=code,
+                    is_error=(code != 0) if code is not None else (status in ("failed", "declined") or None),
+                    status=status,
+                ),
+            )
+        return call
+    if itype == "file_change":
+        changes = item.get("changes")
+        call = b.add(
+            "tool_call",
+            tool_call=ToolCall(
+                name="apply_patch",
+                call_id=tid,
+                arguments={"changes": changes},
+                arguments_raw=dumps_text(changes),
+            ),
+            **assistant,
+            **common,
+        )
+        b.add(
+            "tool_result",
+            actor="environment",
+            role="tool",
+            source=ref,
+            tool_result=ToolResult(
+                call_id=tid, name="apply_patch", status=status, is_error=status == "failed"
+            ),
+        )
+        return call
+    if itype == "mcp_tool_call":
+        args = item.get("arguments")
+        parsed, raw_args = parse_arguments(args)
+        call = b.add(
+            "tool_call",
+            tool_call=ToolCall(
+                name=str(item.get("tool") or "mcp_tool"),
+                call_id=tid,
+                arguments=parsed,
+                arguments_raw=raw_args,
+                namespace=_str(item.get("server")),
+            ),
+            **assistant,
+            **common,
+        )
+        if status != "in_progress":
+            result = item.get("result")
+            err = item.get("error")
+            out = None
+            if isinstance(result, dict):
+                out = content_text(result.get("content")) or (
+                    dumps_text(result.get("structured_content")) if result.get("structured_content") else None
+                )
+            if isinstance(err, dict):
+                out = _str(err.get("message")) or out
+            b.add(
+                "tool_result",
+                actor="environment",
+                role="tool",
+                source=ref,
+                tool_result=ToolResult(
+                    call_id=tid,
+                    name=str(item.get("tool") or "mcp_tool"),
+                    output=out,
+                    is_error=bool(err) or status == "failed",
+                    status=status,
+                ),
+            )
+        return call
+    if itype == "web_search":
+        query = item.get("query")
+        return b.add(
+            "tool_call",
+            tool_call=ToolCall(
+                name="web_search",
+                call_id=tid,
+                arguments={"query": query, "action": item.get("action")},
+                arguments_raw=query if isinstance(query, str) else None,
+            ),
+            **assistant,
+            **common,
+        )
+    if itype == "collab_tool_call":
+        return b.add(
+            "tool_call",
+            tool_call=ToolCall(
+                name=f"collab:{item.get('tool')}",
+                call_id=tid,
+                arguments=item.get("prompt"),
+                arguments_raw=None,
+            ),
+            **assistant,
+            **common,
+        )
+    return b.add("system", actor="system", subtype=f"item:{itype}", **common)
+
+
+# -- ITBench workspace folder -------------------------------------------------------
+
+
+def _rollout_files(folder: Path) -> list[Path]:
+    sessions = folder / "sessions"
+    if not sessions.is_dir():
+        return []
+
+    def key(p: Path) -> tuple[str, str]:
+        m = _ROLLOUT_NAME.search(p.name)
+        return (m.group(1).replace(":", "-") if m else "", p.name)
+
+    return sorted((p for p in sessions.rglob("rollout-*.jsonl") if p.is_file()), key=key)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+_WS_MARKERS = ("agent_output.json", "judge_output.json", "agent_remediation.json")
+
+
+@register
+class CodexWorkspaceImporter(Importer):
+    name = "codex_workspace"
+    description = (
+        "ITBench SRE agent workspace: Codex rollouts + AGENTS.md + agent_output.json + judge_output.json"
+    )
+    handles_dirs = True
+
+    def sniff(self, src: Source) -> float:
+        if not src.is_dir:
+            return 0.0
+        p = src.path
+        markers = any((p / m).is_file() for m in _WS_MARKERS) or (p / "traces" / "stdout.log").is_file()
+        if (p / "auth.json").exists() or (p / "history.jsonl").exists():
+            return 0.0  # a ~/.codex home: independent sessions, loaded one by one
+        has_sessions = (p / "sessions").is_dir() and bool(_rollout_files(p))
+        if has_sessions and (markers or (p / "AGENTS.md").is_file()):
+            return 0.9
+        if markers and (p / "AGENTS.md").is_file():
+            return 0.8
+        return 0.0
+
+    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        folder = src.path
+        if not src.is_dir:
+            raise FormatError("not a folder")
+        rollouts = _rollout_files(folder)
+        trace_id = f"{folder.parent.name}/{folder.name}"
+        stdout_log = folder / "traces" / "stdout.log"
+        if rollouts:
+            b, st = _rollout_trace(self.name, rollouts, source_path=folder, trace_id=trace_id)
+            yield from st.errors
+            fields = _trace_fields(st)
+            source_paths = [str(p) for p in rollouts]
+        elif stdout_log.is_file():
+            produced = list(load_exec_stream(self.name, stdout_log, trace_id=trace_id))
+            yield from (x for x in produced if isinstance(x, TraceLoadError))
+            exec_traces = [x for x in produced if isinstance(x, Trace)]
+            if not exec_traces:
+                raise FormatError("workspace has no rollout and traces/stdout.log has no events")
+            t = exec_traces[0]
+            b = TraceBuilder(self.name, folder, trace_id=trace_id)
+            b.events = list(t.events)
+            fields = {
+                k: getattr(t, k) for k in ("framework", "termination", "outcome", "usage", "extra", "model")
+            }
+            st = None
+            source_paths = [str(stdout_log)]
+        else:
+            raise FormatError("workspace has no sessions/**/rollout-*.jsonl and no traces/stdout.log")
+        raw: dict[str, Any] = dict(fields.get("raw") or {})
+        agents_md = _read_text(folder / "AGENTS.md")
+        if agents_md:
+            b.agent(MAIN_ACTOR, system_prompt=agents_md)
+            first = st.first_task if st is not None else None
+            fields["task"] = agents_md + ("\n\n" + first if first else "")
+            source_paths.append(str(folder / "AGENTS.md"))
+        outcome = fields.get("outcome") or Outcome()
+        agent_output_path = folder / "agent_output.json"
+        if agent_output_path.is_file():
+            text = _read_text(agent_output_path)
+            parsed = _read_json(agent_output_path)
+            outcome = outcome.model_copy(update={"final_output": text})
+            b.add(
+                "artifact",
+                actor=MAIN_ACTOR,
+                subtype="agent_output",
+                content=text,
+                source=SourceRef(path=str(agent_output_path)),
+                raw=parsed if parsed is not None else text,
+                segment=max((e.segment for e in b.events), default=0),
+            )
+            source_paths.append(str(agent_output_path))
+        judge = _read_json(folder / "judge_output.json")
+        task_id = None
+        if isinstance(judge, dict):
+            flat = judge.get("flat_scores")
+            metrics = dict(flat) if isinstance(flat, dict) else {}
+            recall = _num(metrics.get("root_cause_entity_recall"))
+            outcome = outcome.model_copy(
+                update={
+                    "metrics": {**outcome.metrics, **metrics},
+                    "score": recall,
+                    "success": recall >= SUCCESS_RECALL if recall is not None else None,
+                }
+            )
+            meta = judge.get("metadata")
+            if isinstance(meta, dict) and meta.get("scenario_name") is not None:
+                task_id = str(meta["scenario_name"])
+            raw["judge_output"] = judge
+            source_paths.append(str(folder / "judge_output.json"))
+        remediation = _read_json(folder / "agent_remediation.json")
+        if remediation is not None:
+            raw["agent_remediation"] = remediation
+        fields.update(
+            framework="codex",
+            benchmark="ITBench",
+            task_id=task_id,
+            outcome=None if outcome == Outcome() else outcome,
+            raw=raw or None,
+            source_paths=source_paths,
+        )
+        yield b.build(**fields)

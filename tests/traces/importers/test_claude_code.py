@@ -1,0 +1,180 @@
+"""Claude Code session JSONL and stream-json importer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mastkit.errors import TraceLoadError
+from mastkit.traces import Source, Trace, get_importer, iter_load, load_traces
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "claude_code"
+MAIN = FIX / "7f3c2a10-5b8e-4d21-9c47-2e6a1f0b9d33.jsonl"
+WITH_SUB = FIX / "with_subagents" / "9b1d4e77-2c3a-4f55-8a10-6d7e8f901234.jsonl"
+
+
+def _one(path: Path) -> Trace:
+    traces = list(load_traces(path))
+    assert len(traces) == 1
+    t = traces[0]
+    assert t.source_format == "claude_code"
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    return t
+
+
+def test_main_session_structure() -> None:
+    t = _one(MAIN)
+    assert t.trace_id == "7f3c2a10-5b8e-4d21-9c47-2e6a1f0b9d33"
+    assert t.framework == "Claude Code" and t.framework_version == "2.0.14"
+    assert t.model == "claude-sonnet-4-5-20250929"
+    assert t.task is not None and t.task.startswith("The /invoices endpoint")
+    assert t.kind_counts() == {"message": 6, "reasoning": 1, "tool_call": 5, "tool_result": 5, "system": 1}
+    assert t.extra["duplicate_lines_dropped"] == 1
+    assert t.extra["cwd"] == "/home/dev/projects/invoice-api"
+    # every tool call is paired with its result by id
+    pairs = list(t.tool_calls())
+    assert len(pairs) == 5 and all(r is not None for _c, r in pairs)
+    bash = next(r for c, r in pairs if c.tool_call is not None and c.tool_call.name == "Bash")
+    assert bash is not None and bash.tool_result is not None and bash.tool_result.is_error is True
+    assert bash.actor == "environment" and bash.role == "tool"
+    # side records (snapshot, summary) are kept in Trace.raw
+    kinds = [r["record"]["type"] for r in t.raw["records"]]
+    assert kinds == ["file-history-snapshot", "summary"]
+    assert t.termination is not None and t.termination.reason == "final_answer"
+
+
+def test_split_response_usage_counted_once() -> None:
+    t = _one(MAIN)
+    first = [e for e in t.events if e.llm_call_id == "msg_01QkVb3zR8xYwT2dLp6nHcEa"]
+    assert [e.kind for e in first] == ["reasoning", "message", "tool_call"]
+    assert first[0].usage is not None and all(e.usage is None for e in first[1:])
+    # Anthropic input_tokens excludes cache reads and writes; canonical input includes them
+    assert first[0].usage.input_tokens == 12 + 8200 + 4100
+    assert first[0].usage.cached_input_tokens == 4100
+    assert first[0].usage.cache_write_tokens == 8200
+    assert first[0].raw is not None and first[1].raw is not None  # one native line each
+    calls = {e.llm_call_id for e in t.events if e.usage is not None}
+    assert len(calls) == len([e for e in t.events if e.usage is not None])
+    assert t.total_usage().output_tokens == 210 + 95 + 44 + 30 + 60 + 120 + 18
+
+
+def test_sidechain_and_compaction() -> None:
+    t = _one(MAIN)
+    side = [e for e in t.events if e.thread_id == "5d2e9f01"]
+    assert len(side) == 4
+    assert {e.actor for e in side if e.role == "assistant"} == {"subagent:5d2e9f01"}
+    prompt = side[0]
+    assert (
+        prompt.kind == "message" and prompt.actor == "claude" and prompt.recipients == ["subagent:5d2e9f01"]
+    )
+    assert "subagent:5d2e9f01" in [a.name for a in t.agents]
+    comp = next(e for e in t.events if e.kind == "system")
+    assert comp.subtype == "context_compaction"
+    assert comp.extra["compact_metadata"]["preTokens"] == 155120
+    summary = t.events[comp.seq + 1]
+    assert summary.is_copied_context and summary.subtype == "compaction_summary"
+    assert sum(e.is_copied_context for e in t.events) == 1
+
+
+def test_subagents_folder_merged_by_timestamp() -> None:
+    t = _one(WITH_SUB)
+    assert t.model == "claude-opus-4-5-20251101"  # the main thread's model, not the sub-agents'
+    assert len(t.source_paths) == 3
+    threads = {e.thread_id for e in t.events}
+    assert threads == {None, "r3p0rt01", "j0bs0002"}
+    stamps = [e.started_at for e in t.events]
+    assert stamps == sorted(s for s in stamps if s is not None)
+    segs = {e.thread_id: e.segment for e in t.events}
+    assert segs[None] == 0 and {segs["r3p0rt01"], segs["j0bs0002"]} == {1, 2}
+    sub_events = [e for e in t.events if e.thread_id == "r3p0rt01"]
+    assert all(
+        e.source is not None and e.source.path and "agent-r3p0rt01" in e.source.path for e in sub_events
+    )
+    agent = next(a for a in t.agents if a.name == "subagent:r3p0rt01")
+    assert agent.parent == "claude" and agent.role_description == "Survey reports"
+    assert agent.extra["agentType"] == "Explore"
+    assert t.kind_counts()["tool_call"] == 3
+
+
+def test_standalone_subagent_file() -> None:
+    path = WITH_SUB.parent / WITH_SUB.stem / "subagents" / "agent-r3p0rt01.jsonl"
+    t = _one(path)
+    assert t.trace_id == "9b1d4e77-2c3a-4f55-8a10-6d7e8f901234/agent-r3p0rt01"
+    assert {e.thread_id for e in t.events} == {"r3p0rt01"}
+
+
+def test_stream_json_result() -> None:
+    t = _one(FIX / "stream_json_run.jsonl")
+    assert t.trace_id == "e2b5c8d1-3f47-4a9e-b6c0-1d2e3f4a5b6c"
+    assert t.framework_version == "2.0.31"
+    assert t.raw["init"]["subtype"] == "init"
+    assert t.agents[0].tools is not None and "Bash" in t.agents[0].tools
+    assert t.termination is not None
+    assert (t.termination.reason, t.termination.by, t.termination.native) == ("completed", "agent", "success")
+    assert t.termination.at_seq == len(t.events) - 1 and t.events[-1].kind == "termination"
+    assert t.outcome is not None and t.outcome.final_output == "All tests pass; nothing to fix."
+    assert t.outcome.metrics["num_turns"] == 3
+    assert t.usage is not None and t.usage.cost_usd == pytest.approx(0.0231)
+    # two stream lines of msg_s1 -> usage once, the larger output count
+    s1 = [e for e in t.events if e.llm_call_id == "msg_s1"]
+    assert (
+        len(s1) == 2 and s1[0].usage is not None and s1[0].usage.output_tokens == 61 and s1[1].usage is None
+    )
+
+
+def test_stream_json_max_turns_and_subagent() -> None:
+    t = _one(FIX / "stream_json_max_turns.jsonl")
+    assert t.termination is not None and (t.termination.reason, t.termination.by) == ("max_steps", "limit")
+    sub = next(e for e in t.events if e.thread_id == "toolu_task1")
+    assert sub.actor == "subagent:general-purpose"
+
+
+def test_broken_line_in_the_middle() -> None:
+    items = list(iter_load(FIX / "0c0ffee0-1111-4222-8333-444455556666.jsonl"))
+    errors = [i for i in items if isinstance(i, TraceLoadError)]
+    traces = [i for i in items if isinstance(i, Trace)]
+    assert len(errors) == 1 and errors[0].line == 2
+    assert len(traces) == 1 and len(traces[0].events) == 2
+
+
+def test_sniff_is_specific(tmp_path: Path) -> None:
+    imp = get_importer("claude_code")
+    assert imp.sniff(Source(MAIN)) >= 0.9
+    assert imp.sniff(Source(FIX / "stream_json_run.jsonl")) >= 0.9
+    other = tmp_path / "x.jsonl"
+    other.write_text(
+        json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "a"}})
+        + "\n"
+    )
+    assert imp.sniff(Source(other)) == 0.0
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": "hi"}]))
+    assert imp.sniff(Source(chat)) == 0.0
+
+
+def test_malformed_records_do_not_crash(tmp_path: Path) -> None:
+    bad = tmp_path / "s.jsonl"
+    rows = [
+        {"type": "user", "sessionId": "s", "uuid": "1", "message": "not a dict"},
+        {"type": "assistant", "sessionId": "s", "uuid": "2", "message": {"id": 5, "content": {"x": 1}}},
+        {"type": "user", "sessionId": "s", "uuid": "3", "message": {"role": "user", "content": [1, None]}},
+        [1, 2],
+        {"type": "system", "sessionId": "s", "uuid": "4", "subtype": None, "content": ["a", {"b": 1}]},
+    ]
+    bad.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    items = list(iter_load(bad))
+    assert all(not (isinstance(i, TraceLoadError) and i.internal) for i in items)
+    traces = [i for i in items if isinstance(i, Trace)]
+    assert len(traces) == 1
+    assert sum(isinstance(i, TraceLoadError) for i in items) == 2
+
+
+def test_walking_a_projects_folder_loads_subagents_once() -> None:
+    from mastkit.traces import iter_load
+
+    folder = Path(__file__).resolve().parents[2] / "fixtures" / "claude_code" / "with_subagents"
+    items = list(iter_load(folder))
+    assert all(not isinstance(x, TraceLoadError) for x in items)
+    assert len(items) == 1

@@ -1,0 +1,137 @@
+"""Gemini CLI chat history and session recordings."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from conftest import shared_path
+from mastkit.errors import TraceLoadError
+from mastkit.traces import Source, Trace, get_importer, iter_load, load_traces
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "gemini_cli"
+
+
+def _one(path: Path) -> Trace:
+    traces = list(load_traces(path))
+    assert len(traces) == 1
+    t = traces[0]
+    assert t.source_format == "gemini_cli"
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    return t
+
+
+def test_shared_sample_counts() -> None:
+    t = _one(shared_path("trace_samples", "gemini_cli_history", "trajectory.json"))
+    # 105 contents, each one kept (raw) exactly once, pointer /i
+    pointers = {e.source.pointer for e in t.events if e.source is not None}
+    assert len(pointers) == 105
+    assert sum(1 for e in t.events if e.raw is not None) == 105
+    roles = Counter(e.raw["role"] for e in t.events if e.raw is not None)
+    assert roles == {"user": 53, "model": 52}
+    kinds = t.kind_counts()
+    assert kinds["reasoning"] == 41
+    assert kinds["tool_call"] == 45
+    assert kinds["tool_result"] == 46
+    names = Counter(e.tool_call.name for e in t.events if e.tool_call is not None)
+    assert (names["replace"], names["read_file"], names["run_shell_command"]) == (17, 15, 10)
+    # functionResponses sit in role=user contents but are tool results from the environment
+    results = [e for e in t.events if e.kind == "tool_result"]
+    assert {(e.actor, e.role) for e in results} == {("environment", "tool")}
+    assert sum(1 for e in results if e.tool_result and e.tool_result.is_error) == 5
+    assert t.agents and [a.name for a in t.agents] == ["gemini"]
+    assert set(t.actors()) == {"system", "user", "gemini", "environment"}
+    # 45 of the 46 results answer a call in the file (one answers a call from before compression)
+    paired = [r for _c, r in t.tool_calls() if r is not None]
+    assert len(paired) == 45
+    # the <state_snapshot> compression summary and its acknowledgement are copied context
+    comp = [e for e in t.events if e.subtype == "context_compaction"]
+    assert len(comp) == 1 and comp[0].kind == "system"
+    copied = [e for e in t.events if e.is_copied_context]
+    assert [e.subtype for e in copied] == ["compaction_summary", None]
+    assert t.task == "agent teams shouldn't persist, I want it to ask me every boot"
+
+
+def test_checkpoint_wrapper_pairs_by_name() -> None:
+    t = _one(FIX / "checkpoint-backup.json")
+    assert t.raw == {"authType": "oauth-personal"}
+    pairs = list(t.tool_calls())
+    assert [
+        (c.tool_call.name, r.tool_result.name) for c, r in pairs if c.tool_call and r and r.tool_result
+    ] == [
+        ("read_file", "read_file"),
+        ("run_shell_command", "run_shell_command"),
+    ]
+    shell = pairs[1][1]
+    assert shell is not None and shell.tool_result is not None and shell.tool_result.is_error is True
+    img = next(e for e in t.events if e.content and e.content.startswith("[inlineData"))
+    assert img.content == "[inlineData image/png]"
+    assert t.events[0].subtype == "environment_context"
+
+
+def test_session_recording_json() -> None:
+    t = _one(FIX / "session-2025-10-01T09-00-3c1f9b2e.json")
+    assert t.trace_id == "3c1f9b2e-8d4a-4e6f-9a0b-1c2d3e4f5a6b"
+    assert t.model == "gemini-2.5-pro" and t.task == "Add a --dry-run flag to deploy.py"
+    assert t.raw["projectHash"].startswith("9f86")
+    assert t.kind_counts() == {
+        "message": 1, "reasoning": 1, "tool_call": 2, "tool_result": 2, "system": 1, "error": 1,
+    }  # fmt: skip
+    first = next(e for e in t.events if e.llm_call_id == "m-2")
+    assert first.kind == "reasoning" and first.usage is not None
+    assert first.usage.input_tokens == 9100 and first.usage.output_tokens == 85 + 240
+    assert first.usage.reasoning_tokens == 240 and first.usage.cached_input_tokens == 4000
+    pairs = list(t.tool_calls())
+    assert all(
+        c.tool_call and r and r.tool_result and c.tool_call.call_id == r.tool_result.call_id for c, r in pairs
+    )
+    cancelled = pairs[1][1]
+    assert cancelled is not None and cancelled.tool_result is not None
+    assert (cancelled.tool_result.status, cancelled.tool_result.is_error) == ("cancelled", True)
+    assert t.events[-1].kind == "error"
+
+
+def test_session_recording_jsonl_updates_and_rewind() -> None:
+    path = FIX / "session-2026-03-02T15-00-7d6e5f4a.jsonl"
+    items = list(iter_load(path))
+    errors = [i for i in items if isinstance(i, TraceLoadError)]
+    assert len(errors) == 1 and errors[0].line == 5
+    t = next(i for i in items if isinstance(i, Trace))
+    assert t.source_format == "gemini_cli" and t.trace_id == "7d6e5f4a-3b2c-4d1e-8f9a-aabbccddeeff"
+    # g1 was re-appended with its result: the last version is kept, once
+    assert t.kind_counts() == {"message": 3, "tool_call": 1, "tool_result": 1}
+    res = next(e for e in t.events if e.kind == "tool_result")
+    assert res.tool_result is not None and res.tool_result.status == "success"
+    assert [e.content for e in t.events if e.role == "user"] == [
+        "Rename the helper to parse_config",
+        "ok go ahead",
+    ]
+    assert [m["id"] for m in t.raw["rewound_messages"]] == ["u2"]
+    assert t.extra["summary"] == "Rename config helper"
+    assert t.total_usage().input_tokens == 6100
+
+
+def test_sniff(tmp_path: Path) -> None:
+    imp = get_importer("gemini_cli")
+    assert imp.sniff(Source(FIX / "checkpoint-backup.json")) >= 0.8
+    assert imp.sniff(Source(FIX / "session-2026-03-02T15-00-7d6e5f4a.jsonl")) >= 0.9
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": "hi"}]))
+    assert imp.sniff(Source(chat)) == 0.0
+
+
+def test_malformed_parts_do_not_crash(tmp_path: Path) -> None:
+    doc = [
+        {"role": "user", "parts": [None, 3, {"functionResponse": "x"}]},
+        {
+            "role": "model",
+            "parts": [{"functionCall": {"name": None, "args": "{bad"}}, "t", {"thought": True}],
+        },
+        {"role": "user", "parts": [{"functionResponse": {"response": [1]}}]},
+    ]
+    bad = tmp_path / "h.json"
+    bad.write_text(json.dumps(doc))
+    items = list(iter_load(bad))
+    assert all(not (isinstance(i, TraceLoadError) and i.internal) for i in items)
+    assert sum(isinstance(i, Trace) for i in items) == 1

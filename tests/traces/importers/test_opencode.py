@@ -1,0 +1,138 @@
+"""OpenCode plugin hook recordings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import shared_path
+from mastkit.errors import TraceLoadError
+from mastkit.traces import Source, Trace, get_importer, iter_load, load_traces
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "opencode"
+
+
+def _check(t: Trace) -> Trace:
+    assert t.source_format == "opencode"
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    return t
+
+
+def test_shared_sample_counts() -> None:
+    traces = list(load_traces(shared_path("trace_samples", "opencode_plugin_events", "ses_basic.jsonl")))
+    assert len(traces) == 1  # 1 session
+    t = _check(traces[0])
+    assert t.trace_id == "ses_2489703bfffe4fyidcD0PGhHvD"
+    hooks = t.raw["hook_counts"]
+    assert sum(hooks.values()) == 165
+    assert hooks == {
+        "event": 103, "tool.definition": 56, "experimental.chat.system.transform": 5, "chat.message": 1,
+    }  # fmt: skip
+    assert t.raw["event_counts"]["session.idle"] == 1
+    assert t.raw["event_counts"].get("session.error", 0) == 0
+    assert t.kind_counts()["tool_call"] == 9
+    assert t.kind_counts()["tool_result"] == 9
+    assert t.kind_counts().get("error", 0) == 0
+    assert [a.name for a in t.agents] == ["build"]
+    assert t.model == "big-pickle" and t.framework_version == "1.14.20"
+    assert t.task == "Read through project files and describe the project for me"
+    # 7 completed + 2 error tool parts, each paired by call id
+    pairs = list(t.tool_calls())
+    assert all(r is not None and c.tool_call and r.tool_result and c.tool_call.call_id == r.tool_result.call_id
+               for c, r in pairs)  # fmt: skip
+    assert sum(1 for _c, r in pairs if r and r.tool_result and r.tool_result.is_error) == 2
+    # streamed parts: the last state is kept, once
+    assert t.kind_counts()["reasoning"] == 4 and t.kind_counts()["message"] == 2
+    final = [e for e in t.events if e.kind == "message" and e.role == "assistant"]
+    assert len(final) == 1 and final[0].content is not None and "LangSmith" in final[0].content
+    # 4 model calls (step-finish), usage on the first event of each
+    with_usage = [e for e in t.events if e.usage is not None]
+    assert len(with_usage) == 4 and len({e.llm_call_id for e in with_usage}) == 4
+    first = with_usage[0].usage
+    assert first is not None and first.input_tokens == 10769 + 1840 and first.output_tokens == 127
+    assert first.total_tokens == 12736
+    assert t.termination is not None
+    assert (t.termination.reason, t.termination.by, t.termination.native) == (
+        "completed",
+        "agent",
+        "session.idle",
+    )
+    assert t.events[t.termination.at_seq or 0].subtype == "session_idle"
+    agent = t.agents[0]
+    assert agent.system_prompt is not None and "opencode" in agent.system_prompt
+    assert agent.tools is not None and {x["name"] for x in agent.tools} >= {"bash", "read", "glob"}
+
+
+def test_subagent_session_error_and_broken_line() -> None:
+    items = list(iter_load(FIX / "ses_subagent_error.jsonl"))
+    errors = [i for i in items if isinstance(i, TraceLoadError)]
+    assert len(errors) == 1 and errors[0].line == 25
+    traces = [i for i in items if isinstance(i, Trace)]
+    assert len(traces) == 1  # the child session is merged into its parent
+    t = _check(traces[0])
+    child = "ses_3a1b2c3d9999ChildSessXyZw"
+    sub = [e for e in t.events if e.thread_id == child]
+    assert {e.actor for e in sub if e.role == "assistant"} == {"general"}
+    assert next(a for a in t.agents if a.name == "general").parent == "build"
+    # the task result comes after the sub-agent's work
+    _call, task_res = next(
+        (c, r) for c, r in t.tool_calls() if c.tool_call is not None and c.tool_call.name == "task"
+    )
+    assert task_res is not None and task_res.seq > max(e.seq for e in sub)
+    # streamed text assembled from deltas
+    assert any(e.content == "I'll delegate the search to a sub-agent." for e in t.events)
+    # the same error on the message and on the session is reported once
+    errs = [e for e in t.events if e.kind == "error"]
+    assert len(errs) == 1 and errs[0].content == "API key expired"
+    assert t.termination is not None and (t.termination.reason, t.termination.native) == (
+        "error",
+        "ProviderAuthError",
+    )
+    running = next(e for e in t.events if e.tool_call is not None and e.tool_call.name == "edit")
+    assert running.extra["status"] == "running"
+    bash = next(r for c, r in t.tool_calls() if c.tool_call is not None and c.tool_call.name == "bash")
+    assert bash is not None and bash.tool_result is not None and bash.tool_result.is_error is True
+    assert bash.tool_result.duration_ms == 700
+    assert t.kind_counts()["plan"] == 1
+    u = t.total_usage()
+    assert u.input_tokens == 200 + 8000 + 800 + 1500 + 500 and u.cost_usd is not None
+
+
+def test_hooks_only_recording() -> None:
+    t = _check(next(iter(load_traces(FIX / "ses_hooks_only.jsonl"))))
+    call, res = next(iter(t.tool_calls()))
+    assert (
+        call.actor == "plan"
+        and call.tool_call is not None
+        and call.tool_call.arguments == {"pattern": "TODO"}
+    )
+    assert res is not None and res.tool_result is not None and res.tool_result.output == "Found 3 matches"
+
+
+def test_sniff(tmp_path: Path) -> None:
+    imp = get_importer("opencode")
+    assert imp.sniff(Source(FIX / "ses_subagent_error.jsonl")) >= 0.8
+    other = tmp_path / "x.jsonl"
+    other.write_text(json.dumps(["something", {"a": 1}]) + "\n")
+    assert imp.sniff(Source(other)) == 0.0
+    arr = tmp_path / "a.json"
+    arr.write_text(json.dumps([{"role": "user", "content": "hi"}]))
+    assert imp.sniff(Source(arr)) == 0.0
+
+
+def test_malformed_do_not_crash(tmp_path: Path) -> None:
+    rows = [
+        ["event", {"event": {"type": "session.created", "properties": {"info": {"id": "ses_x"}}}}],
+        ["event", {"event": {"type": "message.part.updated", "properties": {"part": {"id": 1}}}}],
+        ["event", {"event": {"type": "message.part.updated", "properties": {"part": {"id": "p", "sessionID": "ses_x",
+                                                                                      "type": "tool", "state": 5}}}}],
+        ["event", {"event": {"type": "message.part.delta", "properties": {"partID": "q", "delta": "x"}}}],
+        ["event", {"event": {"type": "session.error", "properties": {"error": "boom"}}}],
+        ["event", {"event": "nope"}],
+        ["tool.execute.after", {"callID": "c", "sessionID": "ses_x"}, "not a dict"],
+    ]  # fmt: skip
+    bad = tmp_path / "s.jsonl"
+    bad.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    items = list(iter_load(bad))
+    assert all(not (isinstance(i, TraceLoadError) and i.internal) for i in items)
+    assert sum(isinstance(i, Trace) for i in items) == 1
