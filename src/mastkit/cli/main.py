@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from mastkit import __version__
-from mastkit.cli import demo, traces
+from mastkit.cli import annotate, demo, traces
+from mastkit.cli._settings import load_settings
 
 app = typer.Typer(
     name="mastkit",
@@ -16,6 +17,7 @@ app = typer.Typer(
 )
 app.add_typer(traces.app, name="traces")
 app.command("demo")(demo.demo_cmd)
+app.command("annotate")(annotate.annotate_cmd)
 
 
 def _version(value: bool) -> None:
@@ -26,11 +28,16 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
+    config: str | None = typer.Option(
+        None, "--config", envvar="MASTKIT_CONFIG", help="Settings file (default: ./mastkit.toml when present)."
+    ),
 ) -> None:
-    """mastkit command line."""
+    """mastkit command line. Settings: flags > MASTKIT_* environment variables > mastkit.toml > defaults."""
+    ctx.default_map = load_settings(config)
 
 
 def main() -> None:

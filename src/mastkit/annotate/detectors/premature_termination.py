@@ -1,0 +1,83 @@
+"""FM-3.1 Premature Termination: the run ends before the task is done.
+
+Present when the run ended (not at a limit) and:
+* the last plan still has open items (``[ ]``, pending / in_progress todos); or
+* the last agent message gives up ("I cannot complete…", "I'll stop here"); or
+* the run was cut short by an agent-side abort while work was under way.
+Absent when the run ended with a final answer/submission, no open plan items, and no give-up.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
+from mastkit.annotate.detectors._signals import GIVE_UP, agent_texts, structured_enough
+from mastkit.annotate.model import Evidence, ModeVerdict
+from mastkit.traces.model import Event, Trace
+
+CODE, NAME = "FM-3.1", "premature_termination"
+
+_OPEN_ITEM = re.compile(r"(?m)^\s*(?:[-*]|\d+\.)?\s*\[\s\]")
+_DONE_ITEM = re.compile(r"(?m)^\s*(?:[-*]|\d+\.)?\s*\[[xX✓]\]")
+
+
+def _open_items(e: Event) -> int:
+    """Open items in a plan event: unchecked boxes in text, or pending todos in a structured plan."""
+    n = len(_OPEN_ITEM.findall(e.content or ""))
+    args: Any = e.tool_call.arguments if e.tool_call is not None else None
+    if isinstance(args, dict):
+        items = args.get("plan") or args.get("todos") or args.get("items")
+        if isinstance(items, list):
+            for it in items:
+                status = str(it.get("status", "")).lower() if isinstance(it, dict) else ""
+                if status in ("pending", "in_progress", "todo", "not_started"):
+                    n += 1
+    return n
+
+
+def _is_plan(e: Event) -> bool:
+    if e.kind == "plan":
+        return True
+    if e.tool_call is not None and re.search(r"(?i)plan|todo", e.tool_call.name):
+        return True
+    return bool(e.content and (_OPEN_ITEM.search(e.content) or _DONE_ITEM.search(e.content)))
+
+
+@detector(CODE, NAME)
+def premature_termination(trace: Trace) -> ModeVerdict:
+    """Ended with open plan items, by giving up, or by an agent abort."""
+    if not structured_enough(trace):
+        return unknown(CODE, NAME, "too few structured events to judge termination")
+    term = trace.termination
+    if term is not None and term.by in ("limit", "user"):
+        return unknown(CODE, NAME, f"the run was ended by the {term.by}, not by the agent")
+    live = live_events(trace)
+    findings: list[Evidence] = []
+    plans = [e for e in live if _is_plan(e)]
+    if plans and _open_items(plans[-1]) > 0:
+        findings.append(evidence_at([plans[-1]], note=f"last plan has {_open_items(plans[-1])} open item(s)"))
+    texts = agent_texts(trace)
+    if texts and GIVE_UP.search(texts[-1].content or ""):
+        m = GIVE_UP.search(texts[-1].content or "")
+        findings.append(evidence_at([texts[-1]], note="the agent gave up", text=m.group(0) if m else None))
+    if term is not None and term.reason in ("aborted", "turn_aborted") and term.by in ("agent", "error"):
+        findings.append(
+            Evidence(
+                seq_start=term.at_seq,
+                seq_end=term.at_seq,
+                quote=term.native,
+                note="run aborted while working",
+            )
+        )
+    if findings:
+        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), 0.75)
+    finished = (
+        term is not None
+        and term.by == "agent"
+        and term.reason in ("submitted", "final_answer", "completed", "end_turn", "stop")
+    )
+    if finished or (trace.outcome is not None and trace.outcome.final_output):
+        return absent(CODE, NAME, "the run ended with a final answer and no open work", 0.6)
+    return unknown(CODE, NAME, "no open plan items or give-up seen, but no clear final answer either")

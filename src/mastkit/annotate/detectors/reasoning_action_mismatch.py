@@ -1,0 +1,125 @@
+"""FM-2.6 Reasoning-Action Mismatch: the agent says it will do one thing and does another.
+
+Present when an agent's message/reasoning announces a specific next action — a tool of the
+trace by name ("I'll use the search tool") or a backticked command ("I will run `pytest`") —
+and the agent's very next tool call uses a different tool / a different command.
+Absent when announced actions match what is executed (at least two announcements checked).
+"""
+
+from __future__ import annotations
+
+import re
+
+from mastkit.annotate.detectors._base import absent, detector, evidence_at, present, unknown
+from mastkit.annotate.detectors._signals import command_text
+from mastkit.annotate.model import Evidence, ModeVerdict
+from mastkit.traces.model import Event, Trace
+
+CODE, NAME = "FM-2.6", "reasoning_action_mismatch"
+
+_INTENT = re.compile(
+    r"(?i)\b(?:i will|i'll|i am going to|i'm going to|let me|next,? i will|now i will|"
+    r"i should now|i need to)\s+(?:now\s+)?(?:run|execute|use|call|invoke|check with|try)\b"
+)
+_BACKTICK = re.compile(r"`([^`\n]{2,120})`")
+
+
+# Commands whose first word is only a multiplexer: compare their sub-command too.
+_MULTI = {
+    "kubectl",
+    "git",
+    "docker",
+    "npm",
+    "yarn",
+    "pnpm",
+    "helm",
+    "systemctl",
+    "aws",
+    "gcloud",
+    "az",
+    "cargo",
+    "go",
+    "make",
+    "python",
+    "python3",
+    "pip",
+    "uv",
+    "poetry",
+    "terraform",
+    "oc",
+    "podman",
+}
+
+
+def _cmd_head(text: str) -> str:
+    """The part of a command that says what it does: ``kubectl logs``, ``pytest``, ``ls``."""
+    words = text.strip().split()
+    if not words:
+        return ""
+    head = [words[0].rsplit("/", 1)[-1].lower()]
+    if head[0] in _MULTI and len(words) > 1:
+        head.append(words[1].lower())
+    return " ".join(head)
+
+
+def _announced(e: Event, tool_names: set[str]) -> tuple[str, str] | None:
+    """(kind, value) of an announced next action: ('tool', name) or ('cmd', head of command)."""
+    text = e.content or ""
+    m = _INTENT.search(text)
+    if not m:
+        return None
+    tail = text[m.start() : m.start() + 300]
+    bt = _BACKTICK.search(tail)
+    if bt:
+        value = bt.group(1)
+        if value in tool_names:
+            return ("tool", value)
+        if " " in value.strip():
+            return ("cmd", _cmd_head(value))
+    words = re.findall(r"[\w.-]+", tail[len(m.group(0)) - 1 :][:120])
+    for w in words[:8]:
+        if w in tool_names:
+            return ("tool", w)
+    return None
+
+
+@detector(CODE, NAME)
+def reasoning_action_mismatch(trace: Trace) -> ModeVerdict:
+    """Announced next action differs from the executed tool call."""
+    events = [e for e in trace.events if not e.is_copied_context]
+    tool_names = {e.tool_call.name for e in events if e.tool_call is not None}
+    if not tool_names:
+        return unknown(CODE, NAME, "no tool calls to compare with stated intentions")
+    findings: list[Evidence] = []
+    checked = 0
+    for i, e in enumerate(events):
+        if e.kind not in ("message", "reasoning") or e.role in ("user", "tool", "system") or not e.content:
+            continue
+        said = _announced(e, tool_names)
+        if said is None:
+            continue
+        nxt = next(
+            (
+                x
+                for x in events[i + 1 :]
+                if x.tool_call is not None
+                or (x.kind in ("message", "reasoning") and x.actor == e.actor and x.content)
+            ),
+            None,
+        )
+        if nxt is None or nxt.tool_call is None or nxt.actor != e.actor:
+            continue
+        checked += 1
+        kind, value = said
+        call = nxt.tool_call
+        if kind == "tool" and call.name != value:
+            findings.append(evidence_at([e, nxt], note=f"says it will use {value}, calls {call.name}"))
+        elif kind == "cmd":
+            done = _cmd_head(command_text(call))
+            if done and value != done:
+                findings.append(evidence_at([e, nxt], note=f"says it will run '{value}…', runs '{done}…'"))
+    if findings:
+        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), 0.7)
+    if checked >= 2:
+        return absent(CODE, NAME, f"{checked} announced actions match the calls that follow", 0.6)
+    return unknown(CODE, NAME, "too few explicit announcements of the next action to compare")

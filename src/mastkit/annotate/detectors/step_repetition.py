@@ -1,0 +1,76 @@
+"""FM-1.3 Step Repetition: the same tool call (or the same message) repeated without progress.
+
+Present when, ignoring replayed context:
+* an identical call (same tool, same arguments) is made 3+ times, or twice in a row, and
+  the repeats return the same output as the first (nothing changed in between); or
+* an agent sends the same non-trivial message text 3+ times.
+Absent when the trace has enough structured steps and neither happens.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+
+from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
+from mastkit.annotate.detectors._signals import canonical_call, structured_enough
+from mastkit.annotate.model import Evidence, ModeVerdict
+from mastkit.traces.model import Event, Trace
+
+CODE, NAME = "FM-1.3", "step_repetition"
+
+
+def _output(result: Event | None) -> str | None:
+    return (
+        None
+        if result is None or result.tool_result is None
+        else " ".join((result.tool_result.output or "").split())
+    )
+
+
+@detector(CODE, NAME)
+def step_repetition(trace: Trace) -> ModeVerdict:
+    """Same tool call repeated with the same result, or the same message sent again and again."""
+    if not structured_enough(trace, 4):
+        return unknown(CODE, NAME, "too few structured events to judge repetition")
+    live = {e.seq for e in live_events(trace)}
+    calls: dict[str, list[tuple[Event, Event | None]]] = defaultdict(list)
+    order: list[str] = []
+    for call, result in trace.tool_calls():
+        if call.seq not in live or call.tool_call is None:
+            continue
+        key = canonical_call(call.tool_call)
+        calls[key].append((call, result))
+        order.append(key)
+    findings: list[Evidence] = []
+    for key, hits in calls.items():
+        first_out = _output(hits[0][1])
+        same = [c for c, r in hits[1:] if _output(r) == first_out]
+        consecutive = any(a == b == key for a, b in itertools.pairwise(order))
+        if len(same) >= 2 or (same and consecutive):
+            events = [hits[0][0], *same]
+            findings.append(
+                evidence_at(
+                    events, note=f"{len(events)} identical calls with identical output", text=events[0].text()
+                )
+            )
+    texts: dict[tuple[str, str], list[Event]] = defaultdict(list)
+    n_msgs = 0
+    for e in trace.events:
+        if e.seq in live and e.kind == "message" and e.content and e.role != "user":
+            n_msgs += 1
+            norm = " ".join(e.content.split()).lower()
+            if len(norm) >= 20:
+                texts[(e.actor or "", norm)].append(e)
+    for (_actor, _norm), hits2 in texts.items():
+        if len(hits2) >= 3:
+            findings.append(evidence_at(hits2, note=f"same message sent {len(hits2)} times"))
+    if findings:
+        findings.sort(key=lambda ev: ev.seq_start or 0)
+        conf = 0.85 if any("identical calls" in (f.note or "") for f in findings) else 0.6
+        return present(
+            CODE, NAME, findings, f"{len(findings)} repeated step(s) without a change of state", conf
+        )
+    if len(order) >= 3 or n_msgs >= 6:
+        return absent(CODE, NAME, "no tool call or message is repeated without progress")
+    return unknown(CODE, NAME, "too few tool calls or messages to judge repetition")

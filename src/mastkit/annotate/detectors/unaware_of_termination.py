@@ -1,0 +1,74 @@
+"""FM-1.5 Unaware of Termination Conditions: the run does not stop when it should.
+
+Present when:
+* the harness ended the run at a cap (steps, turns, cost, time, context) — the agent never
+  terminated itself; or
+* agents bounce "continue"-style messages at each other 3+ times (a conversation loop
+  with no termination signal); or
+* agents keep going for 3+ more turns after a final answer / completion was stated.
+Absent when the agent itself ended the run (submitted / final answer) with no such loop.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
+from mastkit.annotate.detectors._signals import CONTINUE_ONLY, structured_enough
+from mastkit.annotate.model import Evidence, ModeVerdict
+from mastkit.traces.model import Trace
+
+CODE, NAME = "FM-1.5", "unaware_of_termination"
+
+_CAP = re.compile(
+    r"(?i)(?:max|limit|exceed|cap|budget|exhaust|timeout|timed out|context[_ ]?(?:length|window)|"
+    r"exit_cost|exit_context|exit_command_timeout|exit_total_execution_time|turns?)"
+)
+# The agent's own completion signal: "FINAL ANSWER: ..." at a line start, or TERMINATE as the
+# last word of the message (not a quoted instruction like "reply 'TERMINATE' to end").
+_FINAL = re.compile(
+    r"(?im)(?:^\s*(?:\*\*)?final answer\b|(?<![\"'\u201c\u2018])\bTERMINATE[\s.!]*\Z|^\s*task (?:is )?complete[d.!]*\s*\Z)"
+)
+
+
+@detector(CODE, NAME)
+def unaware_of_termination(trace: Trace) -> ModeVerdict:
+    """Run stopped by a limit, 'continue' loops, or talk after the final answer."""
+    term = trace.termination
+    findings: list[Evidence] = []
+    if term is not None and (
+        term.by == "limit" or (term.reason and _CAP.search(term.reason) and term.by != "agent")
+    ):
+        at = (
+            trace.events[term.at_seq] if term.at_seq is not None and term.at_seq < len(trace.events) else None
+        )
+        findings.append(
+            Evidence(
+                seq_start=at.seq if at else None,
+                seq_end=at.seq if at else None,
+                quote=term.native or term.reason,
+                note="the run was stopped by a limit",
+            )
+        )
+    if not structured_enough(trace):
+        if findings:
+            return present(CODE, NAME, findings, "the harness stopped the run at a limit", 0.8)
+        return unknown(CODE, NAME, "too few structured events to judge termination")
+    live = live_events(trace)
+    conts = [e for e in live if e.kind == "message" and e.content and CONTINUE_ONLY.match(e.content)]
+    if len(conts) >= 3:
+        findings.append(evidence_at(conts, note=f"{len(conts)} bare 'continue' messages"))
+    msgs = [e for e in live if e.kind == "message" and e.content and e.role != "user"]
+    final_idx = next((i for i, e in enumerate(msgs) if _FINAL.search(e.content or "")), None)
+    if final_idx is not None:
+        after = [e for e in msgs[final_idx + 1 :] if not _FINAL.search(e.content or "")]
+        if len(after) >= 3:
+            findings.append(
+                evidence_at([msgs[final_idx], *after], note=f"{len(after)} more turns after the final answer")
+            )
+    if findings:
+        conf = 0.85 if findings[0].note == "the run was stopped by a limit" else 0.7
+        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), conf)
+    if term is not None and term.by == "agent":
+        return absent(CODE, NAME, f"the agent ended the run itself ({term.reason or term.native})", 0.7)
+    return unknown(CODE, NAME, "no limit hit and no loop, but no explicit termination by the agent either")

@@ -1,0 +1,65 @@
+"""``make_annotator``: build the rules, llm or hybrid annotator from plain settings."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from mastkit.annotate.rules import RulesAnnotator
+from mastkit.annotate.run import Annotator
+from mastkit.errors import MastkitError
+from mastkit.taxonomy import Taxonomy, load_taxonomy
+
+
+def make_annotator(
+    kind: Literal["rules", "llm", "hybrid"] = "rules",
+    *,
+    taxonomy: str | Taxonomy = "mast",
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    cache: Any = None,
+    budget_usd: float | None = None,
+    samples: int = 1,
+    examples: bool = False,
+    window_tokens: int | None = None,
+    structured_output: bool = True,
+    redact: bool = True,
+    concurrency: int = 8,
+    prices: str | None = None,
+    timeout: float = 120.0,
+) -> Annotator:
+    """An annotator ready for :func:`mastkit.annotate.annotate`.
+
+    ``rules`` needs nothing else. ``llm`` and ``hybrid`` need ``model`` as ``provider:name``
+    (``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``, ``ollama:llama3``...) and, for
+    self-hosted servers, ``base_url``. ``cache`` (a :class:`mastkit.store.Store`) makes re-runs free.
+    """
+    tax = taxonomy if isinstance(taxonomy, Taxonomy) else load_taxonomy(taxonomy)
+    if kind == "rules":
+        return RulesAnnotator(tax)
+    if kind not in ("llm", "hybrid"):
+        raise MastkitError(f"unknown annotator {kind!r}: use rules, llm or hybrid")
+    if not model:
+        raise MastkitError(f"the {kind} annotator needs --model provider:name (e.g. openai:gpt-4o-mini)")
+    from mastkit.annotate.judge.judge import JudgeAnnotator, JudgeOptions
+    from mastkit.providers import Budget, get_provider, load_prices
+
+    price_table = load_prices(prices) if prices else None
+    provider = get_provider(
+        model,
+        base_url=base_url,
+        api_key=api_key,
+        redact=redact,
+        concurrency=concurrency,
+        timeout=timeout,
+        prices=price_table,
+    )
+    options = JudgeOptions(
+        samples=samples,
+        examples=examples,
+        hybrid=kind == "hybrid",
+        window_tokens=window_tokens,
+        structured_output=structured_output,
+    )
+    budget = Budget(budget_usd) if budget_usd is not None else None
+    return JudgeAnnotator(tax, provider, options=options, cache=cache, budget=budget)

@@ -1,0 +1,220 @@
+"""Parse and validate a judge reply. Never guesses: anything missing stays ``unknown``.
+
+Accepted: a JSON object, possibly wrapped in markdown fences or surrounded by prose (the
+first balanced ``{...}`` is taken). Mode codes are normalised (``1.3``, ``FM1.3``,
+``FM-1.3 Step Repetition`` → ``FM-1.3``) against the taxonomy, verdict words are mapped
+(``yes``/``true`` → present, ``no``/``false`` → absent). A reply that is not JSON, or
+whose shape is wrong, raises :class:`ReplyError` (the caller asks once for a repair). A
+mode the reply leaves out becomes ``unknown`` with the reason — never ``absent``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from mastkit.annotate.model import Evidence, ModeVerdict
+from mastkit.errors import MastkitError
+from mastkit.taxonomy import Taxonomy
+
+
+class ReplyError(MastkitError):
+    """The judge reply is not valid JSON of the expected shape."""
+
+
+@dataclass
+class ParsedReply:
+    verdicts: list[ModeVerdict]
+    summary: str | None = None
+    task_success: bool | None = None
+    responsible_agent: str | None = None
+    responsible_step: int | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_CODE = re.compile(r"(?i)\b(?:FM[-_ ]?)?(\d+)\.(\d+)\b")
+_VERDICTS = {
+    "present": "present", "yes": "present", "true": "present", "detected": "present", "1": "present",
+    "absent": "absent", "no": "absent", "false": "absent", "not present": "absent", "0": "absent",
+    "unknown": "unknown", "unsure": "unknown", "uncertain": "unknown", "n/a": "unknown", "null": "unknown",
+}  # fmt: skip
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    for cand in candidates:
+        start = cand.find("{")
+        while start != -1:
+            depth = 0
+            in_str = False
+            esc = False
+            for i in range(start, len(cand)):
+                ch = cand[i]
+                if in_str:
+                    if esc:
+                        esc = False
+                    elif ch == "\\":
+                        esc = True
+                    elif ch == '"':
+                        in_str = False
+                elif ch == '"':
+                    in_str = True
+                elif ch == "{":
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                    if depth == 0:
+                        try:
+                            value = orjson.loads(cand[start : i + 1])
+                        except orjson.JSONDecodeError:
+                            break
+                        if isinstance(value, dict):
+                            return value
+                        break
+            start = cand.find("{", start + 1)
+    raise ReplyError("no JSON object found in the reply")
+
+
+def normalise_code(raw: Any, taxonomy: Taxonomy) -> str | None:
+    """Map a code as a judge may write it to a taxonomy code, or None."""
+    if not isinstance(raw, str):
+        return None
+    text = raw.strip()
+    codes = {m.code for m in taxonomy.modes}
+    if text in codes:
+        return text
+    upper = {c.upper(): c for c in codes}
+    if text.upper() in upper:
+        return upper[text.upper()]
+    m = _CODE.search(text)
+    if m:
+        for cand in (f"FM-{m.group(1)}.{m.group(2)}", f"{m.group(1)}.{m.group(2)}"):
+            if cand in codes:
+                return cand
+    # Custom taxonomies: the first token may be the code.
+    first = text.split()[0] if text.split() else ""
+    return upper.get(first.upper())
+
+
+def _verdict(raw: Any) -> str | None:
+    if isinstance(raw, bool):
+        return "present" if raw else "absent"
+    if isinstance(raw, (int, float)) and raw in (0, 1):
+        return "present" if raw else "absent"
+    if raw is None:
+        return "unknown"
+    if isinstance(raw, str):
+        return _VERDICTS.get(raw.strip().strip(".").lower())
+    return None
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        return int(v.strip())
+    return None
+
+
+def _evidence(items: Any) -> list[Evidence]:
+    out = []
+    for it in items if isinstance(items, list) else []:
+        if isinstance(it, dict):
+            start = _int(it.get("seq_start", it.get("seq", it.get("step"))))
+            end = _int(it.get("seq_end")) if it.get("seq_end") is not None else start
+            quote = it.get("quote")
+            agent = it.get("agent")
+            out.append(
+                Evidence(
+                    seq_start=start,
+                    seq_end=end,
+                    quote=quote if isinstance(quote, str) else None,
+                    agent=agent if isinstance(agent, str) else None,
+                )
+            )
+        elif isinstance(it, str):
+            out.append(Evidence(quote=it))
+    return out
+
+
+def parse_reply(text: str, taxonomy: Taxonomy, *, source: str, n_events: int | None = None) -> ParsedReply:
+    """Validate a judge reply against the taxonomy. Raises :class:`ReplyError` when unusable."""
+    obj = _json_object(text)
+    modes = obj.get("modes", obj.get("failure_modes"))
+    if isinstance(modes, dict):  # {"FM-1.1": {...}} or {"FM-1.1": "yes"}
+        modes = [{"code": k, **(v if isinstance(v, dict) else {"verdict": v})} for k, v in modes.items()]
+    if not isinstance(modes, list):
+        raise ReplyError("the reply has no 'modes' list")
+    problems: list[str] = []
+    found: dict[str, ModeVerdict] = {}
+    for item in modes:
+        if not isinstance(item, dict):
+            problems.append(f"ignored a mode entry that is not an object: {item!r:.60}")
+            continue
+        code = normalise_code(item.get("code"), taxonomy)
+        if code is None:
+            problems.append(f"ignored unknown mode code {item.get('code')!r:.60}")
+            continue
+        if code in found:
+            problems.append(f"{code} given twice; the first verdict is kept")
+            continue
+        verdict = _verdict(item.get("verdict", item.get("present")))
+        if verdict is None:
+            problems.append(f"{code}: unreadable verdict {item.get('verdict')!r:.40}; kept as unknown")
+            verdict = "unknown"
+        conf = item.get("confidence")
+        confidence = float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else None
+        if confidence is not None:
+            confidence = min(1.0, max(0.0, confidence))
+        evidence = _evidence(item.get("evidence"))
+        if n_events is not None:
+            for ev in evidence:
+                if ev.seq_start is not None and not 0 <= ev.seq_start < n_events:
+                    problems.append(f"{code}: evidence seq {ev.seq_start} is outside the trace")
+        rationale = item.get("rationale", item.get("reason"))
+        extra: dict[str, Any] = {}
+        if verdict == "present" and not evidence:
+            extra["no_evidence"] = True
+            problems.append(f"{code}: present without evidence")
+        found[code] = ModeVerdict(
+            code=code,
+            verdict=verdict,
+            confidence=confidence,
+            evidence=evidence,  # type: ignore[arg-type]
+            rationale=rationale if isinstance(rationale, str) else None,
+            source=source,
+            extra=extra,
+        )
+    verdicts = []
+    for m in taxonomy.modes:
+        if m.code in found:
+            verdicts.append(found[m.code])
+        else:
+            verdicts.append(
+                ModeVerdict(
+                    code=m.code,
+                    verdict="unknown",
+                    source=source,
+                    rationale="the judge returned no verdict for this mode",
+                )
+            )
+            problems.append(f"{m.code}: missing from the reply; kept as unknown")
+    if not found:
+        raise ReplyError("the reply contains no verdict for any mode of the taxonomy")
+    success = obj.get("task_success")
+    summary = obj.get("summary")
+    agent = obj.get("responsible_agent")
+    return ParsedReply(
+        verdicts=verdicts,
+        summary=summary if isinstance(summary, str) else None,
+        task_success=success if isinstance(success, bool) else None,
+        responsible_agent=agent if isinstance(agent, str) and agent else None,
+        responsible_step=_int(obj.get("responsible_step")),
+        problems=problems,
+    )

@@ -1,0 +1,179 @@
+"""Compact, injection-safe rendering of a trace for the LLM judge, split into windows.
+
+* One line block per event: ``[seq] actor kind: text`` — seq ids let the judge cite evidence.
+* Replayed context (``is_copied_context``) is left out, with a visible marker.
+* A long text already shown verbatim earlier is replaced by ``[same text as event N]``.
+* Long texts keep their head *and* tail with a visible ``…[N chars elided]…`` marker
+  (verification and errors tend to sit at the end of tool outputs).
+* Trace text never closes the fence the prompt puts around it: the fence carries a nonce
+  derived from the content, and any look-alike inside the text is defused.
+* When the whole rendering does not fit the model's budget it is split into overlapping
+  windows; if there would be more windows than allowed, the head and tail windows are
+  kept and the middle is elided with a marker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from mastkit.traces.model import Event, Trace
+
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    max_event_chars: int = 1200
+    """Longest text kept per event before head+tail elision."""
+    tail_chars: int = 400
+    """Characters kept from the end of an elided text."""
+    dedupe_min_chars: int = 200
+    """Texts at least this long that repeat an earlier event verbatim are replaced by a reference."""
+
+
+@dataclass(frozen=True)
+class Window:
+    index: int
+    count: int
+    first_seq: int
+    last_seq: int
+    text: str
+    omitted_before: int = 0
+    """Events elided between the previous kept window and this one (window cap)."""
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (4 characters per token), used for budgeting before a call."""
+    return len(text) // CHARS_PER_TOKEN + 1
+
+
+def fence_nonce(trace: Trace) -> str:
+    """A short nonce for the trace fence, derived from the trace so prompts stay cacheable."""
+    return hashlib.sha256(f"{trace.trace_id}:{len(trace.events)}".encode()).hexdigest()[:10]
+
+
+_FENCE_LIKE = re.compile(r"</?\s*trace[\w-]*", re.IGNORECASE)
+
+
+def defuse(text: str) -> str:
+    """Neutralise anything in trace text that looks like our fence tags."""
+    return _FENCE_LIKE.sub(lambda m: m.group(0).replace("<", "‹"), text)
+
+
+def _clip(text: str, opts: RenderOptions) -> str:
+    if len(text) <= opts.max_event_chars:
+        return text
+    head = opts.max_event_chars - opts.tail_chars
+    return f"{text[:head]}…[{len(text) - head - opts.tail_chars} chars elided]…{text[-opts.tail_chars :]}"
+
+
+def _label(e: Event) -> str:
+    who = e.actor or e.role or "?"
+    if e.kind == "tool_call" and e.tool_call is not None:
+        return f"{who} tool_call {e.tool_call.name}"
+    if e.kind == "tool_result" and e.tool_result is not None:
+        bits = [e.tool_result.name or "result"]
+        if e.tool_result.is_error:
+            bits.append("ERROR")
+        if e.tool_result.exit_code not in (None, 0):
+            bits.append(f"exit={e.tool_result.exit_code}")
+        return f"{who} tool_result {' '.join(bits)}"
+    label = f"{who} {e.kind}"
+    if e.subtype:
+        label += f"/{e.subtype}"
+    if e.recipients:
+        label += f" -> {', '.join(e.recipients)}"
+    return label
+
+
+def _body(e: Event) -> str:
+    if e.kind == "tool_call" and e.tool_call is not None:
+        return e.tool_call.arguments_raw or (
+            str(e.tool_call.arguments) if e.tool_call.arguments is not None else ""
+        )
+    return e.text()
+
+
+def render_events(trace: Trace, opts: RenderOptions | None = None) -> list[tuple[int, str]]:
+    """``(seq, block)`` per rendered event, with dedupe, elision and replay markers applied."""
+    opts = opts or RenderOptions()
+    seen: dict[str, int] = {}
+    blocks: list[tuple[int, str]] = []
+    skipped: list[int] = []
+    for e in trace.events:
+        if e.is_copied_context:
+            skipped.append(e.seq)
+            continue
+        if skipped:
+            blocks.append(
+                (
+                    skipped[0],
+                    f"[{skipped[0]}-{skipped[-1]}] (replayed earlier context: {len(skipped)} events omitted)",
+                )
+            )
+            skipped = []
+        body = _body(e)
+        if len(body) >= opts.dedupe_min_chars:
+            key = hashlib.sha1(body.encode("utf-8", "surrogatepass")).hexdigest()
+            if key in seen:
+                body = f"[same text as event {seen[key]}]"
+            else:
+                seen[key] = e.seq
+                body = _clip(body, opts)
+        blocks.append((e.seq, f"[{e.seq}] {_label(e)}: {defuse(body)}"))
+    if skipped:
+        blocks.append(
+            (
+                skipped[0],
+                f"[{skipped[0]}-{skipped[-1]}] (replayed earlier context: {len(skipped)} events omitted)",
+            )
+        )
+    return blocks
+
+
+def render_windows(
+    trace: Trace,
+    budget_tokens: int,
+    *,
+    overlap_events: int = 3,
+    max_windows: int = 8,
+    opts: RenderOptions | None = None,
+) -> list[Window]:
+    """Split the rendered trace into windows of at most ``budget_tokens`` (estimated).
+
+    Consecutive windows share ``overlap_events`` events. Beyond ``max_windows`` the first
+    half and last half of the allowed windows are kept (head and tail) and the middle is
+    marked as omitted.
+    """
+    blocks = render_events(trace, opts)
+    if not blocks:
+        return [Window(0, 1, 0, max(0, len(trace.events) - 1), "(the trace has no events)")]
+    budget_chars = max(2000, budget_tokens * CHARS_PER_TOKEN)
+    spans: list[tuple[int, int]] = []  # block index ranges [start, end)
+    start = 0
+    while start < len(blocks):
+        size = 0
+        end = start
+        while end < len(blocks) and (end == start or size + len(blocks[end][1]) + 1 <= budget_chars):
+            size += len(blocks[end][1]) + 1
+            end += 1
+        spans.append((start, end))
+        if end >= len(blocks):
+            break
+        start = max(end - overlap_events, start + 1)
+    if len(spans) > max_windows:
+        head = spans[: (max_windows + 1) // 2]
+        tail = spans[len(spans) - max_windows // 2 :]
+        spans = head + tail
+    windows = []
+    prev_end = 0
+    for i, (s, e) in enumerate(spans):
+        omitted = max(0, s - prev_end) if i else 0
+        text = "\n".join(b for _seq, b in blocks[s:e])
+        if omitted and s > prev_end:
+            text = f"(… {omitted} events between windows omitted to stay within budget …)\n" + text
+        windows.append(Window(i, len(spans), blocks[s][0], blocks[e - 1][0], text, omitted))
+        prev_end = e
+    return windows

@@ -1,0 +1,78 @@
+"""The rule annotator: every registered detector over one trace, no LLM."""
+
+from __future__ import annotations
+
+from mastkit.annotate.detectors._base import detectors
+from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
+from mastkit.taxonomy import Taxonomy
+from mastkit.traces.model import Trace
+
+RULES_VERSION = "rules-1"
+
+
+def rules_config(taxonomy: Taxonomy) -> AnnotatorConfig:
+    """The configuration (and so the cache key) of the rule annotator for ``taxonomy``."""
+    return AnnotatorConfig(
+        kind="rules",
+        prompt_version=RULES_VERSION,
+        taxonomy_id=taxonomy.id,
+        taxonomy_version=taxonomy.version,
+        options={"detectors": [d.name for d in detectors()]},
+    )
+
+
+def run_detectors(trace: Trace, taxonomy: Taxonomy) -> list[ModeVerdict]:
+    """One verdict per taxonomy mode: the detector's when there is one, else ``unknown``."""
+    by_code = {d.code: d for d in detectors()}
+    verdicts = []
+    for mode in taxonomy.modes:
+        det = by_code.get(mode.code)
+        if det is None:
+            verdicts.append(
+                ModeVerdict(
+                    code=mode.code,
+                    verdict="unknown",
+                    source="rule",
+                    rationale="no rule detector for this mode",
+                )
+            )
+            continue
+        try:
+            verdicts.append(det(trace))
+        except Exception as exc:
+            verdicts.append(
+                ModeVerdict(
+                    code=mode.code,
+                    verdict="unknown",
+                    source=f"rule:{det.name}",
+                    rationale=f"detector error: {type(exc).__name__}: {exc}",
+                )
+            )
+    return verdicts
+
+
+class RulesAnnotator:
+    """The offline default annotator (rule detectors only)."""
+
+    def __init__(self, taxonomy: Taxonomy) -> None:
+        self.taxonomy = taxonomy
+        self.config = rules_config(taxonomy)
+
+    async def annotate(self, trace: Trace) -> Annotation:
+        return annotate_rules(trace, self.taxonomy)
+
+
+def annotate_rules(trace: Trace, taxonomy: Taxonomy) -> Annotation:
+    """Annotate ``trace`` with the rule detectors."""
+    config = rules_config(taxonomy)
+    verdicts = run_detectors(trace, taxonomy)
+    errors = [
+        f"{v.code}: {v.rationale}" for v in verdicts if (v.rationale or "").startswith("detector error")
+    ]
+    return Annotation(
+        trace_id=trace.trace_id,
+        config=config,
+        config_hash=config.config_hash(),
+        verdicts=verdicts,
+        errors=errors,
+    )

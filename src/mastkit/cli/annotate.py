@@ -1,0 +1,104 @@
+"""``mastkit annotate``: failure vectors for traces, into the store, with live progress."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from mastkit.annotate import Progress, annotate
+from mastkit.annotate.factory import make_annotator
+from mastkit.cli._common import EXIT_NOTHING, EXIT_OK, err, out
+from mastkit.errors import MastkitError, TraceLoadError
+from mastkit.store import Store
+from mastkit.traces.load import load_traces
+
+
+def _progress_line(p: Progress, load_errors: int) -> Text:
+    return Text.assemble(
+        ("annotating ", "bold"),
+        f"done {p.done}  cached {p.cached}  ",
+        (f"failed {p.failed}  ", "red" if p.failed else ""),
+        (f"unreadable {load_errors}  ", "red" if load_errors else ""),
+        f"calls {p.model_calls}  tokens {p.input_tokens + p.output_tokens:,}  cost ${p.cost_usd:.4f}",
+    )
+
+
+def annotate_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Trace files or folders.")],
+    taxonomy: Annotated[str, typer.Option(help="Taxonomy: 'mast' or a YAML/JSON file.", envvar="MASTKIT_TAXONOMY")]
+    = "mast",
+    annotator: Annotated[str, typer.Option(help="rules (offline), llm or hybrid.", envvar="MASTKIT_ANNOTATOR")]
+    = "rules",
+    model: Annotated[str | None, typer.Option(help="provider:model, e.g. openai:gpt-4o-mini.", envvar="MASTKIT_MODEL")]
+    = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible/Anthropic endpoint.",
+                                                 envvar="MASTKIT_BASE_URL")] = None,
+    concurrency: Annotated[int, typer.Option(help="Traces (and model calls) in flight.", envvar="MASTKIT_CONCURRENCY")]
+    = 8,
+    budget: Annotated[float | None, typer.Option(help="Stop cleanly before spending more than this (USD).",
+                                                 envvar="MASTKIT_BUDGET")] = None,
+    db: Annotated[Path, typer.Option(help="Store file (SQLite).", envvar="MASTKIT_DB")] = Path("mastkit.db"),
+    samples: Annotated[int, typer.Option(help="Self-consistency samples per window.", envvar="MASTKIT_SAMPLES")] = 1,
+    examples: Annotated[bool, typer.Option(help="Few-shot examples from the taxonomy in the prompt.")] = False,
+    redact: Annotated[bool, typer.Option(help="Redact secrets before sending traces to the model.",
+                                         envvar="MASTKIT_REDACT")] = True,
+    prices: Annotated[str | None, typer.Option(help="Price table override (TOML/JSON).", envvar="MASTKIT_PRICES")]
+    = None,
+    structured_output: Annotated[bool, typer.Option(help="Request JSON-schema structured output.")] = True,
+    format: Annotated[str | None, typer.Option("--format", "-f", help="Force a trace importer.")] = None,
+) -> None:
+    """Annotate traces with failure modes (MAST by default) and store the results.
+
+    Re-running on unchanged traces with the same settings makes no model call; an
+    interrupted run resumes where it stopped.
+    """
+    load_errors: list[TraceLoadError] = []
+    with Store(db) as store:
+        try:
+            ann = make_annotator(annotator, taxonomy=taxonomy, model=model, base_url=base_url, cache=store,  # type: ignore[arg-type]
+                                 budget_usd=budget, samples=samples, examples=examples, redact=redact,
+                                 concurrency=concurrency, prices=prices, structured_output=structured_output)
+        except MastkitError as exc:
+            err.print(Text("error: ", style="bold red") + Text(str(exc)))
+            raise typer.Exit(2) from None
+
+        def on_load_error(e: TraceLoadError) -> None:
+            load_errors.append(e)
+            store.log_error("load", e.reason, path=e.path, config_hash=ann.config.config_hash())
+            err.print(Text("unreadable: ", style="red") + Text(str(e)))
+
+        with Live(_progress_line(Progress(), 0), console=err, refresh_per_second=8, transient=False) as live:
+            report = annotate(
+                load_traces(paths, format=format, on_error=on_load_error),
+                ann,
+                store=store,
+                concurrency=concurrency,
+                on_progress=lambda p: live.update(_progress_line(p, len(load_errors))),
+            )
+        counts: dict[str, Counter[str]] = {}
+        for a in store.annotations(report.config_hash):
+            for v in a.verdicts:
+                counts.setdefault(v.code, Counter())[v.verdict] += 1
+        table = Table("mode", "present", "absent", "unknown", title=f"run {report.config_hash[:15]} ({annotator})",
+                      box=None, title_justify="left")
+        for code in sorted(counts):
+            c = counts[code]
+            table.add_row(code, str(c["present"]), str(c["absent"]), str(c["unknown"]))
+        out.print(table)
+        p = report.progress
+        out.print(f"{p.done} annotated, {p.cached} from cache, {p.failed} failed, {len(load_errors)} unreadable; "
+                  f"{p.model_calls} model calls, {p.input_tokens:,} in / {p.output_tokens:,} out tokens, "
+                  f"${p.cost_usd:.4f}; results in {db}")
+        for e in report.errors[:10]:
+            err.print(Text(f"failed: {e['trace_id']}: {e['reason']}", style="red"))
+        if report.stopped_by_budget:
+            err.print(Text(f"budget reached: {len(report.not_done)} trace(s) not annotated "
+                           f"(re-run with a higher --budget to finish them; done ones are cached)", style="yellow"))
+    # Failures are reported above and kept in the store; only a run that annotated nothing fails.
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_NOTHING)
