@@ -150,6 +150,13 @@ async def annotate_async(
             if on_progress is not None:
                 on_progress(progress)
 
+    def _finisher(pending: set[asyncio.Task[None]], slots: asyncio.Semaphore) -> Any:
+        def done(t: asyncio.Task[None]) -> None:
+            pending.discard(t)
+            slots.release()
+
+        return done
+
     tasks: set[asyncio.Task[None]] = set()
     async for trace in _aiter(traces):
         if stop.is_set():
@@ -158,7 +165,7 @@ async def annotate_async(
         await sem.acquire()
         task = asyncio.create_task(one(trace))
         tasks.add(task)
-        task.add_done_callback(lambda t: (tasks.discard(t), sem.release()))
+        task.add_done_callback(_finisher(tasks, sem))
     if tasks:
         await asyncio.gather(*tasks)
     results.sort(key=lambda a: a.trace_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 from rich.live import Live
@@ -13,6 +13,7 @@ from rich.text import Text
 
 from mastkit.annotate import Progress, annotate
 from mastkit.annotate.factory import make_annotator
+from mastkit.annotate.model import AnnotatorKind
 from mastkit.cli._common import EXIT_NOTHING, EXIT_OK, err, out
 from mastkit.errors import MastkitError, TraceLoadError
 from mastkit.store import Store
@@ -31,25 +32,38 @@ def _progress_line(p: Progress, load_errors: int) -> Text:
 
 def annotate_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Trace files or folders.")],
-    taxonomy: Annotated[str, typer.Option(help="Taxonomy: 'mast' or a YAML/JSON file.", envvar="MASTKIT_TAXONOMY")]
-    = "mast",
-    annotator: Annotated[str, typer.Option(help="rules (offline), llm or hybrid.", envvar="MASTKIT_ANNOTATOR")]
-    = "rules",
-    model: Annotated[str | None, typer.Option(help="provider:model, e.g. openai:gpt-4o-mini.", envvar="MASTKIT_MODEL")]
-    = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible/Anthropic endpoint.",
-                                                 envvar="MASTKIT_BASE_URL")] = None,
-    concurrency: Annotated[int, typer.Option(help="Traces (and model calls) in flight.", envvar="MASTKIT_CONCURRENCY")]
-    = 8,
-    budget: Annotated[float | None, typer.Option(help="Stop cleanly before spending more than this (USD).",
-                                                 envvar="MASTKIT_BUDGET")] = None,
+    taxonomy: Annotated[
+        str, typer.Option(help="Taxonomy: 'mast' or a YAML/JSON file.", envvar="MASTKIT_TAXONOMY")
+    ] = "mast",
+    annotator: Annotated[
+        str, typer.Option(help="rules (offline), llm or hybrid.", envvar="MASTKIT_ANNOTATOR")
+    ] = "rules",
+    model: Annotated[
+        str | None, typer.Option(help="provider:model, e.g. openai:gpt-4o-mini.", envvar="MASTKIT_MODEL")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible/Anthropic endpoint.", envvar="MASTKIT_BASE_URL")
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option(help="Traces (and model calls) in flight.", envvar="MASTKIT_CONCURRENCY")
+    ] = 8,
+    budget: Annotated[
+        float | None,
+        typer.Option(help="Stop cleanly before spending more than this (USD).", envvar="MASTKIT_BUDGET"),
+    ] = None,
     db: Annotated[Path, typer.Option(help="Store file (SQLite).", envvar="MASTKIT_DB")] = Path("mastkit.db"),
-    samples: Annotated[int, typer.Option(help="Self-consistency samples per window.", envvar="MASTKIT_SAMPLES")] = 1,
-    examples: Annotated[bool, typer.Option(help="Few-shot examples from the taxonomy in the prompt.")] = False,
-    redact: Annotated[bool, typer.Option(help="Redact secrets before sending traces to the model.",
-                                         envvar="MASTKIT_REDACT")] = True,
-    prices: Annotated[str | None, typer.Option(help="Price table override (TOML/JSON).", envvar="MASTKIT_PRICES")]
-    = None,
+    samples: Annotated[
+        int, typer.Option(help="Self-consistency samples per window.", envvar="MASTKIT_SAMPLES")
+    ] = 1,
+    examples: Annotated[
+        bool, typer.Option(help="Few-shot examples from the taxonomy in the prompt.")
+    ] = False,
+    redact: Annotated[
+        bool, typer.Option(help="Redact secrets before sending traces to the model.", envvar="MASTKIT_REDACT")
+    ] = True,
+    prices: Annotated[
+        str | None, typer.Option(help="Price table override (TOML/JSON).", envvar="MASTKIT_PRICES")
+    ] = None,
     structured_output: Annotated[bool, typer.Option(help="Request JSON-schema structured output.")] = True,
     format: Annotated[str | None, typer.Option("--format", "-f", help="Force a trace importer.")] = None,
 ) -> None:
@@ -61,9 +75,20 @@ def annotate_cmd(
     load_errors: list[TraceLoadError] = []
     with Store(db) as store:
         try:
-            ann = make_annotator(annotator, taxonomy=taxonomy, model=model, base_url=base_url, cache=store,  # type: ignore[arg-type]
-                                 budget_usd=budget, samples=samples, examples=examples, redact=redact,
-                                 concurrency=concurrency, prices=prices, structured_output=structured_output)
+            ann = make_annotator(
+                cast(AnnotatorKind, annotator),
+                taxonomy=taxonomy,
+                model=model,
+                base_url=base_url,
+                cache=store,
+                budget_usd=budget,
+                samples=samples,
+                examples=examples,
+                redact=redact,
+                concurrency=concurrency,
+                prices=prices,
+                structured_output=structured_output,
+            )
         except MastkitError as exc:
             err.print(Text("error: ", style="bold red") + Text(str(exc)))
             raise typer.Exit(2) from None
@@ -85,20 +110,34 @@ def annotate_cmd(
         for a in store.annotations(report.config_hash):
             for v in a.verdicts:
                 counts.setdefault(v.code, Counter())[v.verdict] += 1
-        table = Table("mode", "present", "absent", "unknown", title=f"run {report.config_hash[:15]} ({annotator})",
-                      box=None, title_justify="left")
+        table = Table(
+            "mode",
+            "present",
+            "absent",
+            "unknown",
+            title=f"run {report.config_hash[:15]} ({annotator})",
+            box=None,
+            title_justify="left",
+        )
         for code in sorted(counts):
             c = counts[code]
             table.add_row(code, str(c["present"]), str(c["absent"]), str(c["unknown"]))
         out.print(table)
         p = report.progress
-        out.print(f"{p.done} annotated, {p.cached} from cache, {p.failed} failed, {len(load_errors)} unreadable; "
-                  f"{p.model_calls} model calls, {p.input_tokens:,} in / {p.output_tokens:,} out tokens, "
-                  f"${p.cost_usd:.4f}; results in {db}")
+        out.print(
+            f"{p.done} annotated, {p.cached} from cache, {p.failed} failed, {len(load_errors)} unreadable; "
+            f"{p.model_calls} model calls, {p.input_tokens:,} in / {p.output_tokens:,} out tokens, "
+            f"${p.cost_usd:.4f}; results in {db}"
+        )
         for e in report.errors[:10]:
             err.print(Text(f"failed: {e['trace_id']}: {e['reason']}", style="red"))
         if report.stopped_by_budget:
-            err.print(Text(f"budget reached: {len(report.not_done)} trace(s) not annotated "
-                           f"(re-run with a higher --budget to finish them; done ones are cached)", style="yellow"))
+            err.print(
+                Text(
+                    f"budget reached: {len(report.not_done)} trace(s) not annotated "
+                    f"(re-run with a higher --budget to finish them; done ones are cached)",
+                    style="yellow",
+                )
+            )
     # Failures are reported above and kept in the store; only a run that annotated nothing fails.
     raise typer.Exit(EXIT_OK if report.ok else EXIT_NOTHING)

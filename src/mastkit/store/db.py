@@ -13,7 +13,6 @@ Schema changes are append-only migrations (``_MIGRATIONS``); a shipped one is ne
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import sqlite3
 import threading
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mastkit.annotate.model import Annotation, AnnotatorConfig
+from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution
 from mastkit.errors import MastkitError, MissingDependencyError
 from mastkit.traces.model import Trace
 
@@ -36,12 +35,6 @@ class StoreError(MastkitError):
 def trace_hash(trace: Trace) -> str:
     """Content hash of a trace (its canonical JSON): unchanged input ⇒ same hash ⇒ cache hit."""
     return trace.content_hash()
-
-
-def request_hash(payload: dict[str, Any]) -> str:
-    """Content hash of a model request (model, messages, parameters) for the response cache."""
-    data = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str).encode()
-    return "r1:" + hashlib.sha256(data).hexdigest()[:40]
 
 
 _M001 = """
@@ -69,6 +62,10 @@ _M001 = """
         CREATE TABLE responses (
             request_hash TEXT PRIMARY KEY, model TEXT, text TEXT NOT NULL, input_tokens INTEGER,
             output_tokens INTEGER, cost_usd REAL, created_at REAL NOT NULL);
+        CREATE TABLE attributions (
+            trace_hash TEXT NOT NULL, trace_id TEXT NOT NULL, method TEXT NOT NULL, method_hash TEXT NOT NULL,
+            agent TEXT, step INTEGER, mode TEXT, confidence REAL, reason TEXT, created_at REAL NOT NULL,
+            PRIMARY KEY (trace_hash, method_hash));
         CREATE TABLE errors (
             id INTEGER PRIMARY KEY AUTOINCREMENT, stage TEXT NOT NULL, path TEXT, trace_id TEXT, config_hash TEXT,
             reason TEXT NOT NULL, created_at REAL NOT NULL);
@@ -390,6 +387,54 @@ class Store:
             params,
         )[0]
         return dict(row)
+
+    # -- attributions --------------------------------------------------------------------
+
+    def put_attribution(
+        self, trace_id: str, t_hash: str, method: str, method_hash: str, a: Attribution
+    ) -> None:
+        self._tx(
+            lambda db: db.execute(
+                "INSERT OR REPLACE INTO attributions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    t_hash,
+                    trace_id,
+                    method,
+                    method_hash,
+                    a.agent,
+                    a.step,
+                    a.mode,
+                    a.confidence,
+                    a.reason,
+                    time.time(),
+                ),
+            )
+        )
+
+    def get_attribution(self, t_hash: str, method_hash: str) -> Attribution | None:
+        rows = self._query(
+            "SELECT agent, step, mode, confidence, reason, method FROM attributions "
+            "WHERE trace_hash = ? AND method_hash = ?",
+            (t_hash, method_hash),
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return Attribution(agent=r[0], step=r[1], mode=r[2], confidence=r[3], reason=r[4], method=r[5])
+
+    def attributions(self, method: str | None = None) -> dict[str, Attribution]:
+        """Latest attribution per trace id (of one method, e.g. ``rules``, when given)."""
+        sql = "SELECT trace_id, agent, step, mode, confidence, reason, method FROM attributions"
+        params: tuple[Any, ...] = ()
+        if method:
+            sql += " WHERE method = ?"
+            params = (method,)
+        out = {}
+        for r in self._query(sql + " ORDER BY created_at", params):
+            out[r[0]] = Attribution(
+                agent=r[1], step=r[2], mode=r[3], confidence=r[4], reason=r[5], method=r[6]
+            )
+        return out
 
     # -- errors --------------------------------------------------------------------------
 

@@ -15,17 +15,23 @@ import asyncio
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
-
-from mastkit.providers import Budget, BudgetExceeded, ChatMessage, ChatRequest, Provider
+from typing import Any, Protocol, cast
 
 from mastkit.annotate.detectors._base import detectors
 from mastkit.annotate.judge.parse import ParsedReply, ReplyError, parse_reply
 from mastkit.annotate.judge.prompt import PROMPT_VERSION, reply_schema, system_prompt, user_prompt
-from mastkit.annotate.judge.render import Window, estimate_tokens, fence_nonce, render_windows
-from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution, Evidence, ModeVerdict
+from mastkit.annotate.judge.render import Window, fence_nonce, render_windows
+from mastkit.annotate.model import (
+    Annotation,
+    AnnotatorConfig,
+    Attribution,
+    Evidence,
+    ModeVerdict,
+    VerdictValue,
+)
 from mastkit.annotate.rules import run_detectors
 from mastkit.annotate.run import BudgetExceededError
+from mastkit.providers import Budget, BudgetExceeded, ChatMessage, ChatRequest, Provider, prompt_hash
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
 
@@ -92,14 +98,6 @@ class _Usage:
     calls: int = 0
 
 
-def _request_hash(payload: dict[str, Any]) -> str:
-    import hashlib
-    import json
-
-    data = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str).encode()
-    return "r1:" + hashlib.sha256(data).hexdigest()[:40]
-
-
 class JudgeAnnotator:
     """Annotates traces with an LLM judge (``kind="llm"``, or ``"hybrid"`` with rule hints)."""
 
@@ -144,9 +142,8 @@ class JudgeAnnotator:
             schema_name="failure_vector",
             seed=seed,
         )
-        r_hash = _request_hash(
-            {"model": f"{self.provider.name}:{self.provider.model}", "request": req.model_dump(mode="json")}
-        )
+        # The cache key is the hash of the request before redaction (what we would send).
+        r_hash = prompt_hash(self.provider.name, self.provider.model, messages, req)
         if self.cache is not None:
             hit = self.cache.cached_response(r_hash)
             if hit is not None:
@@ -161,7 +158,7 @@ class JudgeAnnotator:
                 return str(hit.text)
         reservation = None
         if self.budget is not None:
-            prompt_tokens = sum(estimate_tokens(m.content) for m in messages)
+            prompt_tokens = sum(self.provider.estimate_tokens(m.content) for m in messages)
             estimate = self.provider.estimate_cost(prompt_tokens, self.options.max_output_tokens // 4)
             try:
                 reservation = self.budget.reserve(estimate)
@@ -172,7 +169,7 @@ class JudgeAnnotator:
             resp = await self.provider.complete(req)
         except Exception as exc:
             if self.budget is not None and reservation is not None:
-                self.budget.settle(reservation, 0.0)
+                self.budget.release(reservation)
             if self.cache is not None:
                 self.cache.log_call(
                     trace_id=trace_id,
@@ -188,7 +185,9 @@ class JudgeAnnotator:
             raise
         cost = resp.cost_usd or 0.0
         if self.budget is not None and reservation is not None:
-            self.budget.settle(reservation, cost)
+            self.budget.settle(
+                reservation, resp.cost_usd, input_tokens=resp.input_tokens, output_tokens=resp.output_tokens
+            )
         usage.input_tokens += resp.input_tokens or 0
         usage.output_tokens += resp.output_tokens or 0
         usage.cost_usd += cost
@@ -300,6 +299,7 @@ class JudgeAnnotator:
                 choice = "absent"
             else:
                 choice = "unknown"
+            choice = cast(VerdictValue, choice)
             members = [p.verdicts[i] for p in parsed if p.verdicts[i].verdict == choice]
             evidence = next((v.evidence for v in members if v.evidence), [])
             voted.append(
@@ -324,7 +324,10 @@ class JudgeAnnotator:
         system = system_prompt(self.taxonomy, fence, examples=self.options.examples)
         budget_tokens = self.options.window_tokens or max(
             2000,
-            self.provider.context_window - estimate_tokens(system) - self.options.max_output_tokens - 1500,
+            self.provider.context_window
+            - self.provider.estimate_tokens(system)
+            - self.options.max_output_tokens
+            - 1500,
         )
         windows = render_windows(
             trace,
@@ -370,6 +373,7 @@ class JudgeAnnotator:
             vs = [w[i] for w in per_window]
             present = [v for v in vs if v.verdict == "present"]
             absent = [v for v in vs if v.verdict == "absent"]
+            chosen: VerdictValue
             if present:
                 chosen, pool = "present", present
             elif absent:
@@ -381,7 +385,7 @@ class JudgeAnnotator:
             merged.append(
                 ModeVerdict(
                     code=m.code,
-                    verdict=chosen,  # type: ignore[arg-type]
+                    verdict=chosen,
                     confidence=max(confs) if confs else None,
                     evidence=evidence,
                     rationale=next((v.rationale for v in pool if v.rationale), None),

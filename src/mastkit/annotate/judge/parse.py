@@ -186,7 +186,7 @@ def parse_reply(text: str, taxonomy: Taxonomy, *, source: str, n_events: int | N
             code=code,
             verdict=verdict,
             confidence=confidence,
-            evidence=evidence,  # type: ignore[arg-type]
+            evidence=evidence,
             rationale=rationale if isinstance(rationale, str) else None,
             source=source,
             extra=extra,

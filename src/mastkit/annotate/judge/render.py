@@ -18,9 +18,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from mastkit.providers import CHARS_PER_TOKEN
 from mastkit.traces.model import Event, Trace
-
-CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True)
@@ -42,11 +41,6 @@ class Window:
     text: str
     omitted_before: int = 0
     """Events elided between the previous kept window and this one (window cap)."""
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count (4 characters per token), used for budgeting before a call."""
-    return len(text) // CHARS_PER_TOKEN + 1
 
 
 def fence_nonce(trace: Trace) -> str:

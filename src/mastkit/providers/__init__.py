@@ -1,0 +1,82 @@
+"""Chat-model providers: one interface over OpenAI-compatible servers and Anthropic, with
+retries, timeouts, concurrency limits, prices, a budget and secret redaction.
+
+::
+
+    from mastkit.providers import ChatMessage, ChatRequest, get_provider, run_sync
+
+    provider = get_provider("openai:gpt-4o-mini")          # OPENAI_API_KEY from the environment
+    resp = run_sync(provider.complete(ChatRequest(messages=[ChatMessage(role="user", content="hi")])))
+    resp.text, resp.input_tokens, resp.cost_usd, resp.attempts, resp.redactions
+
+This layer knows nothing about traces or taxonomies. See docs/providers.md.
+"""
+
+from mastkit.providers.anthropic_native import AnthropicProvider
+from mastkit.providers.base import (
+    CHARS_PER_TOKEN,
+    CONTEXT_WINDOWS,
+    BaseProvider,
+    Provider,
+    context_window_for,
+    estimate_tokens,
+    prompt_hash,
+)
+from mastkit.providers.budget import Budget, BudgetSnapshot, Limiter, Reservation
+from mastkit.providers.errors import (
+    BudgetExceeded,
+    ProviderAuthError,
+    ProviderConfigError,
+    ProviderError,
+    ProviderRequestError,
+    ProviderResponseError,
+    ProviderUnavailableError,
+)
+from mastkit.providers.openai_compat import OpenAIProvider
+from mastkit.providers.prices import DEFAULT_PRICES, PRICES_AS_OF, Cost, Price, PriceTable, load_prices
+from mastkit.providers.redact import Redacted, Redactor, redact
+from mastkit.providers.registry import PROVIDERS, get_provider
+from mastkit.providers.retry import RetryPolicy, parse_retry_after
+from mastkit.providers.sync import run_sync
+from mastkit.providers.types import CallRecord, ChatMessage, ChatRequest, ChatResponse
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "CONTEXT_WINDOWS",
+    "DEFAULT_PRICES",
+    "PRICES_AS_OF",
+    "PROVIDERS",
+    "AnthropicProvider",
+    "BaseProvider",
+    "Budget",
+    "BudgetExceeded",
+    "BudgetSnapshot",
+    "CallRecord",
+    "ChatMessage",
+    "ChatRequest",
+    "ChatResponse",
+    "Cost",
+    "Limiter",
+    "OpenAIProvider",
+    "Price",
+    "PriceTable",
+    "Provider",
+    "ProviderAuthError",
+    "ProviderConfigError",
+    "ProviderError",
+    "ProviderRequestError",
+    "ProviderResponseError",
+    "ProviderUnavailableError",
+    "Redacted",
+    "Redactor",
+    "Reservation",
+    "RetryPolicy",
+    "context_window_for",
+    "estimate_tokens",
+    "get_provider",
+    "load_prices",
+    "parse_retry_after",
+    "prompt_hash",
+    "redact",
+    "run_sync",
+]
