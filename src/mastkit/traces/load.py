@@ -13,7 +13,9 @@ from mastkit.traces.registry import Importer, candidates, get_importer, importer
 from mastkit.traces.source import Source
 
 # Files skipped when walking a folder: documentation and licences that sit beside traces.
-_SKIP_NAMES = {"license", "licence", "copying", "notice", "readme", "changelog", "authors", "contributing"}
+_SKIP_NAMES = {
+    "license", "licence", "copying", "notice", "readme", "changelog", "authors", "contributing", "manifest",
+}  # fmt: skip
 _SKIP_SUFFIXES = {
     ".md", ".rst", ".py", ".pyc", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".toml", ".yaml", ".yml",
     ".cfg", ".ini", ".html", ".css", ".js", ".ts", ".sh", ".lock", ".gz", ".tar", ".db", ".sqlite",

@@ -23,6 +23,11 @@ SUCCESS_CLAIM = re.compile(
     r"|should (?:now )?be (?:fixed|resolved|working))\b"
 )
 
+# Tools an agent calls to hand in its work (an implicit claim that the task is done).
+SUBMIT_TOOLS = re.compile(
+    r"(?i)^(?:submit|finish|final_answer|task_complete|attempt_completion|complete_task|done)$"
+)
+
 GIVE_UP = re.compile(
     r"(?i)\b(?:i (?:can(?:no|')t|am unable to|was unable to|could not|couldn't) (?:complete|finish|solve|fix|"
     r"continue|proceed|determine|find)|unable to (?:complete|finish|solve|proceed)|i(?:'ll| will) stop here|"
@@ -40,7 +45,8 @@ ASK_TOOLS = re.compile(r"(?i)(?:ask|clarif|question|human|user_input|request_inp
 
 AUTH_OR_VALIDATION_ERROR = re.compile(
     r"(?i)\b(?:401|403|unauthori[sz]ed|forbidden|permission denied|access denied|invalid (?:credentials|token|"
-    r"api key|password)|authentication (?:failed|required|error)|not authenticated|validation error|"
+    r"api key|password)|authentication (?:failed|required|error)|not authenticated|validation[ _](?:error|failed)|"
+    r"422 unprocessable|must be one of|ambiguous (?:value|parameter|argument|environment|target)|"
     r"missing required (?:field|parameter|argument)|invalid (?:value|parameter|argument)s?|"
     r"required (?:field|parameter) .{0,30}missing)\b"
 )
@@ -87,6 +93,32 @@ def command_text(call: ToolCall) -> str:
     return call.arguments_raw or ""
 
 
+_READ_ONLY_EDITOR_COMMANDS = frozenset({"view", "read", "show", "list", "open", "find", "search"})
+_CLI_TOOL = re.compile(r"^[a-z][\w-]*$")
+
+
+def full_command(call: ToolCall) -> str:
+    """The command with the program name: tools named after a CLI (``kubectl``, ``git``, ``helm``)
+    often take only its arguments (``get pods``), so the tool name is put in front."""
+    text = command_text(call).strip()
+    name = call.name.strip()
+    generic = {
+        "bash",
+        "shell",
+        "sh",
+        "terminal",
+        "execute",
+        "execute_bash",
+        "run",
+        "run_command",
+        "exec",
+        "cmd",
+    }
+    if _CLI_TOOL.match(name) and name.lower() not in generic and not text.lower().startswith(name.lower()):
+        return f"{name} {text}"
+    return text
+
+
 def canonical_call(call: ToolCall) -> str:
     """A normal form of a call for repetition checks: name + sorted arguments, whitespace folded."""
     args = call.arguments
@@ -102,16 +134,28 @@ def canonical_call(call: ToolCall) -> str:
 
 def is_state_change(call: ToolCall) -> bool:
     """True when the call changes the environment (edits, applies, restarts, installs...)."""
+    args = call.arguments
+    if isinstance(args, dict) and str(args.get("command", "")).lower() in _READ_ONLY_EDITOR_COMMANDS:
+        return False  # file-editor tools (str_replace_editor view ...)
     if _STATE_CHANGE_TOOLS.search(call.name):
         return True
-    return bool(_STATE_CHANGE_COMMANDS.search(command_text(call)))
+    return bool(_STATE_CHANGE_COMMANDS.search(full_command(call)))
+
+
+_CHECK_TOOLS = re.compile(
+    r"(?i)(?:^|[_.:-])(?:get|status|describe|inspect|health|query|show|observe|monitor)(?:$|[_.:-])"
+)
 
 
 def is_check(call: ToolCall) -> bool:
     """True when the call looks like a test, probe or inspection."""
-    if is_state_change(call) and not _CHECK_COMMANDS.search(call.name):
+    if is_state_change(call) and not (_CHECK_COMMANDS.search(call.name) or _CHECK_TOOLS.search(call.name)):
         return False
-    return bool(_CHECK_COMMANDS.search(call.name) or _CHECK_COMMANDS.search(command_text(call)))
+    return bool(
+        _CHECK_COMMANDS.search(call.name)
+        or _CHECK_TOOLS.search(call.name)
+        or _CHECK_COMMANDS.search(full_command(call))
+    )
 
 
 def result_failed(result: Event | None) -> bool:

@@ -18,7 +18,7 @@ from mastkit.annotate.detectors._signals import (
     STATUS_ONLY_COMMANDS,
     SUCCESS_CLAIM,
     agent_texts,
-    command_text,
+    full_command,
     is_check,
     is_state_change,
     result_failed,
@@ -62,7 +62,7 @@ def incorrect_verification(trace: Trace) -> ModeVerdict:
         return present(CODE, NAME, [*evs, claim_ev], "success claimed although the last check failed", 0.8)
     about_behaviour = _BEHAVIOUR.search((claim.content or "") + " " + (trace.task or ""))
     status_only = all(
-        c.tool_call is not None and STATUS_ONLY_COMMANDS.search(command_text(c.tool_call)) for c, _r in checks
+        c.tool_call is not None and STATUS_ONLY_COMMANDS.search(full_command(c.tool_call)) for c, _r in checks
     )
     if about_behaviour and status_only:
         return present(

@@ -4,6 +4,8 @@ Present when an agent asks again for something already given earlier in the run 
 "what is your user id?" after the user gave it), with extra confidence when a context
 compaction/condensation happened between the two; or when, right after a compaction, the
 agent repeats a tool call it had already completed before it.
+Also present when the user has to repeat themselves ("like I said at the start", "I already
+told you") in reply to an agent's question.
 A compaction alone is reported as evidence in ``extra`` but is not a failure by itself.
 Absent when there are several turns, no compaction, and no re-asking.
 """
@@ -24,6 +26,12 @@ _ASK = re.compile(
     r"(?i)\b(?:what(?:'s| is| was)|could you (?:please )?(?:provide|tell me|share|confirm|remind me of)|"
     r"can you (?:provide|tell me|share|remind me of)|please (?:provide|share|tell me|confirm))\s+"
     r"your\s+(?P<thing>[a-z][\w -]{2,40}?)(?:\?|\.|,|$| again| so | to | for )"
+)
+# The user points out that they already gave the information.
+_REPEAT_COMPLAINT = re.compile(
+    r"(?i)\b(?:(?:as|like) i (?:said|mentioned|told you|wrote)|i (?:already|just) (?:said|told|gave|mentioned|"
+    r"wrote)|as (?:mentioned|stated|said) (?:before|earlier|above|at the (?:start|beginning))|"
+    r"(?:told|gave) you (?:this |that |it )?(?:before|earlier|already|at the (?:start|beginning)))\b"
 )
 _COMPACTION = re.compile(r"(?i)compact|condens|summar|truncat|context[_ ]?(?:reset|window)")
 
@@ -63,6 +71,17 @@ def loss_of_history(trace: Trace) -> ModeVerdict:
                 if between:
                     note += f" (context compacted at event {between[0].seq})"
                 findings.append(evidence_at([given, e], note=note, text=m.group(0)))
+    for i, e in enumerate(live):
+        if e.role != "user" or e.kind != "message" or not e.content:
+            continue
+        m2 = _REPEAT_COMPLAINT.search(e.content)
+        asker = next((p for p in reversed(live[:i]) if p.kind == "message" and p.role != "user"), None)
+        if m2 and asker is not None:
+            between = [c for c in compactions if c.seq < asker.seq]
+            note = f"the user has to repeat information they gave before (event {e.seq})"
+            if between:
+                note += f" after the context was compacted at event {between[-1].seq}"
+            findings.append(evidence_at([asker, e], note=note, text=m2.group(0)))
     for comp in compactions:
         before = {canonical_call(c.tool_call) for c in live if c.tool_call is not None and c.seq < comp.seq}
         redo = [

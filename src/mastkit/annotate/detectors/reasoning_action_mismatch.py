@@ -3,6 +3,8 @@
 Present when an agent's message/reasoning announces a specific next action — a tool of the
 trace by name ("I'll use the search tool") or a backticked command ("I will run `pytest`") —
 and the agent's very next tool call uses a different tool / a different command.
+Also present when it announces a change to specific files ("I'll change httpkit/retry.py") and
+its next state-changing call touches only other files.
 Absent when announced actions match what is executed (at least two announcements checked).
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import re
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, present, unknown
-from mastkit.annotate.detectors._signals import command_text
+from mastkit.annotate.detectors._signals import command_text, is_state_change
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.traces.model import Event, Trace
 
@@ -22,6 +24,51 @@ _INTENT = re.compile(
     r"i should now|i need to)\s+(?:now\s+)?(?:run|execute|use|call|invoke|check with|try)\b"
 )
 _BACKTICK = re.compile(r"`([^`\n]{2,120})`")
+_EDIT_INTENT = re.compile(
+    r"(?i)\b(?:i will|i'll|i am going to|i'm going to|let me|now i will|next,? i will)\s+(?:now\s+)?"
+    r"(?:change|edit|modify|update|fix|patch|rewrite|refactor|adjust)\b"
+)
+_PATH = re.compile(
+    r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|"
+    r"yaml|yml|json|toml|cfg|ini|md|sh|sql|tf))\b"
+)
+
+
+def _paths(text: str) -> set[str]:
+    return {m.group(1) for m in _PATH.finditer(text)}
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def _file_mismatch(e: Event, events: list[Event], i: int) -> Evidence | None:
+    """Announced edit of files X; the next change by the same agent touches only other files."""
+    text = e.content or ""
+    m = _EDIT_INTENT.search(text)
+    if not m:
+        return None
+    announced = _paths(text[m.start() : m.start() + 300])
+    if not announced:
+        return None
+    nxt = next(
+        (
+            x
+            for x in events[i + 1 :]
+            if x.tool_call is not None and x.actor == e.actor and is_state_change(x.tool_call)
+        ),
+        None,
+    )
+    if nxt is None or nxt.tool_call is None:
+        return None
+    call = nxt.tool_call
+    touched = _paths(command_text(call) + " " + (call.arguments_raw or ""))
+    if not touched or any(_same_file(a, t) for a in announced for t in touched):
+        return None
+    return evidence_at(
+        [e, nxt],
+        note=f"says it will change {', '.join(sorted(announced))}, changes {', '.join(sorted(touched))}",
+    )
 
 
 # Commands whose first word is only a multiplexer: compare their sub-command too.
@@ -94,6 +141,11 @@ def reasoning_action_mismatch(trace: Trace) -> ModeVerdict:
     checked = 0
     for i, e in enumerate(events):
         if e.kind not in ("message", "reasoning") or e.role in ("user", "tool", "system") or not e.content:
+            continue
+        wrong_file = _file_mismatch(e, events, i)
+        if wrong_file is not None:
+            findings.append(wrong_file)
+            checked += 1
             continue
         said = _announced(e, tool_names)
         if said is None:

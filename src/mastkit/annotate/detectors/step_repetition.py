@@ -3,7 +3,9 @@
 Present when, ignoring replayed context:
 * an identical call (same tool, same arguments) is made 3+ times, or twice in a row, and
   the repeats return the same output as the first (nothing changed in between); or
-* an agent sends the same non-trivial message text 3+ times.
+* an agent sends the same non-trivial message text 3+ times; or
+* an agent's message and the message that follows it are both repeated word for word later
+  (the same step, answered the same way: e.g. the same code meeting the same error).
 Absent when the trace has enough structured steps and neither happens.
 """
 
@@ -26,6 +28,31 @@ def _output(result: Event | None) -> str | None:
         if result is None or result.tool_result is None
         else " ".join((result.tool_result.output or "").split())
     )
+
+
+def _repeated_exchanges(trace: Trace, live: set[int]) -> list[Evidence]:
+    """An agent message + its reply, both seen before verbatim (a step redone with the same outcome)."""
+    msgs = [e for e in trace.events if e.seq in live and e.kind == "message" and e.content]
+    norm = [" ".join((e.content or "").split()).lower() for e in msgs]
+    seen: dict[tuple[str, str], int] = {}
+    found: list[Evidence] = []
+    for i in range(len(msgs) - 1):
+        first = msgs[i]
+        if first.role in ("user", "system") or len(norm[i]) < 20 or len(norm[i + 1]) < 20:
+            continue
+        key = (norm[i], norm[i + 1])
+        if key in seen:
+            j = seen[key]
+            found.append(
+                evidence_at(
+                    [msgs[i], msgs[i + 1]],
+                    note=f"events {msgs[j].seq}-{msgs[j + 1].seq} repeated word for word",
+                    text=first.text(),
+                )
+            )
+        else:
+            seen[key] = i
+    return found
 
 
 @detector(CODE, NAME)
@@ -65,6 +92,7 @@ def step_repetition(trace: Trace) -> ModeVerdict:
     for (_actor, _norm), hits2 in texts.items():
         if len(hits2) >= 3:
             findings.append(evidence_at(hits2, note=f"same message sent {len(hits2)} times"))
+    findings.extend(_repeated_exchanges(trace, live))
     if findings:
         findings.sort(key=lambda ev: ev.seq_start or 0)
         conf = 0.85 if any("identical calls" in (f.note or "") for f in findings) else 0.6

@@ -5,7 +5,9 @@ Present when:
   terminated itself; or
 * agents bounce "continue"-style messages at each other 3+ times (a conversation loop
   with no termination signal); or
-* agents keep going for 3+ more turns after a final answer / completion was stated.
+* agents keep going for 3+ more turns after a final answer / completion was stated; or
+* the instructions name a termination signal ("reply with exactly DONE and stop"), the agent
+  never emits it, and the run is ended by someone else (user, harness) or by a limit.
 Absent when the agent itself ended the run (submitted / final answer) with no such loop.
 """
 
@@ -29,6 +31,44 @@ _CAP = re.compile(
 _FINAL = re.compile(
     r"(?im)(?:^\s*(?:\*\*)?final answer\b|(?<![\"'\u201c\u2018])\bTERMINATE[\s.!]*\Z|^\s*task (?:is )?complete[d.!]*\s*\Z)"
 )
+
+
+# "reply with exactly DONE and stop", "say TERMINATE when finished", "output FINISHED to end".
+_STOP_SIGNAL = re.compile(
+    r"(?:reply|respond|answer|say|output|print|write|end with|send)\s+(?:with\s+)?(?:exactly\s+|only\s+)?"
+    r"[\"'`“]?(?P<token>[A-Z][A-Z_]{2,})[\"'`”]?"
+    r"(?=[^.\n]{0,40}\b(?:stop|end|finish|terminat|done|complete))",
+)
+
+
+def _missing_stop_signal(trace: Trace) -> Evidence | None:
+    """The instructions define a stop token that the agent never sends, and someone else ended the run."""
+    term = trace.termination
+    if term is None or term.by == "agent":
+        return None
+    instructions = [
+        e for e in trace.events[:6] if e.content and (e.role in ("system", "user") or e.kind == "system")
+    ]
+    for e in instructions:
+        m = _STOP_SIGNAL.search(e.content or "")
+        if not m:
+            continue
+        token = m.group("token")
+        said = any(
+            token in (a.content or "")
+            for a in trace.events
+            if a.seq > e.seq and a.role == "assistant" and not a.is_copied_context
+        )
+        if not said:
+            return Evidence(
+                seq_start=e.seq,
+                seq_end=term.at_seq if term.at_seq is not None else e.seq,
+                quote=m.group(0)[:200],
+                agent=None,
+                note=f"the instructions' stop signal {token!r} is never sent; the run was ended by "
+                f"{term.by or 'someone else'} ({term.native or term.reason})",
+            )
+    return None
 
 
 @detector(CODE, NAME)
@@ -66,6 +106,9 @@ def unaware_of_termination(trace: Trace) -> ModeVerdict:
             findings.append(
                 evidence_at([msgs[final_idx], *after], note=f"{len(after)} more turns after the final answer")
             )
+    missing = _missing_stop_signal(trace)
+    if missing is not None:
+        findings.append(missing)
     if findings:
         conf = 0.85 if findings[0].note == "the run was stopped by a limit" else 0.7
         return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), conf)
