@@ -198,11 +198,13 @@ else:  # load only the largest line
             if len(line) > len(best):
                 best = line
     fd, one = tempfile.mkstemp(suffix=".jsonl"); os.write(fd, best); os.close(fd)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     for t in load_traces(one):
         n += 1
     os.unlink(one)
-print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM (peak RSS of this process image): ru_maxrss would include the parent's peak, which Linux
+# carries across fork+exec.
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(n, hwm)
 """
 
 

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# Importers build events on a fast path; in tests each one is also validated and compared.
+os.environ.setdefault("MASTKIT_STRICT_EVENTS", "1")
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("MASTKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -16,7 +19,9 @@ def shared_path(*parts: str) -> Path:
     """A path under ../shared/data; skips the calling test when it does not exist."""
     path = SHARED_DATA.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"shared data not available: {path} (set MASTKIT_SHARED_DATA or put shared/ beside the repo)")
+        pytest.skip(
+            f"shared data not available: {path} (set MASTKIT_SHARED_DATA or put shared/ beside the repo)"
+        )
     return path
 
 

@@ -3,13 +3,70 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from mastkit.traces.model import AgentInfo, Event, Trace, Usage
+from mastkit.traces.model import EVENT_KINDS, AgentInfo, Event, SourceRef, ToolCall, ToolResult, Trace, Usage
+
+_KINDS = frozenset(EVENT_KINDS)
+_ROLES = frozenset(("system", "user", "assistant", "tool", "environment"))
+_FIELDS = Event.model_fields
+_DEFAULTS = {n: f.default for n, f in _FIELDS.items() if not f.is_required() and f.default_factory is None}
+assert list(_FIELDS)[:2] == ["seq", "kind"] and list(_FIELDS)[-1] == "extra"
+# Types an importer may pass for each field on the fast path (anything else goes through validation).
+# (exact types: a str subclass or a bool passed as an int takes the validating path)
+_FAST_TYPES: dict[str, frozenset[type]] = {
+    name: frozenset(types)
+    for name, types in {
+        "actor": (str,), "content": (str,), "id": (str,), "parent_id": (str,), "llm_call_id": (str,),
+        "thread_id": (str,), "subtype": (str,), "phase": (str,), "model": (str,), "role": (str,),
+        "segment": (int,), "is_copied_context": (bool,), "recipients": (list,), "tool_call": (ToolCall,),
+        "tool_result": (ToolResult,), "usage": (Usage,), "source": (SourceRef,), "started_at": (datetime,),
+        "ended_at": (datetime,), "extra": (dict,),
+    }.items()
+}  # fmt: skip
+_ANY: frozenset[type] = frozenset()
+
+STRICT = os.environ.get("MASTKIT_STRICT_EVENTS") == "1"
+"""When set (the test suite sets it), every event built on the fast path is also validated by
+pydantic and must be equal: importers cannot rely on coercion the fast path does not do."""
+
+
+def make_event(seq: int, kind: str, fields: dict[str, Any]) -> Event:
+    """An :class:`Event` without pydantic's per-field validation when every value already has its
+    declared type (the common case for importers); otherwise, or for anything unusual, the normal
+    validating constructor. Loading is dominated by event construction, so this matters.
+    """
+    if kind not in _KINDS or (fields.get("role") is not None and fields["role"] not in _ROLES):
+        return Event(seq=seq, kind=kind, **fields)
+    fast = _FAST_TYPES
+    for name, value in fields.items():
+        if value is not None and type(value) not in fast.get(name, _ANY) and name != "raw":
+            return Event(seq=seq, kind=kind, **fields)
+    recipients = fields.get("recipients")
+    if recipients is not None and not all(type(x) is str for x in recipients):
+        return Event(seq=seq, kind=kind, **fields)
+    if (fields.get("tool_call") is not None and kind != "tool_call") or (
+        fields.get("tool_result") is not None and kind != "tool_result"
+    ):
+        return Event(seq=seq, kind=kind, **fields)  # raises the model's own error
+    # In declared field order: serialisation follows the instance dict's order.
+    values = {"seq": seq, "kind": kind, **_DEFAULTS, "extra": {}}
+    values.update(fields)
+    event = Event.__new__(Event)
+    object.__setattr__(event, "__dict__", values)
+    object.__setattr__(event, "__pydantic_fields_set__", {"seq", "kind", *fields})
+    object.__setattr__(event, "__pydantic_extra__", None)
+    object.__setattr__(event, "__pydantic_private__", None)
+    if STRICT:
+        checked = Event(seq=seq, kind=kind, **fields)
+        if checked != event:
+            raise AssertionError(f"fast event differs from the validated one: {checked!r} != {event!r}")
+    return event
 
 
 class TraceBuilder:
@@ -32,7 +89,7 @@ class TraceBuilder:
 
     def add(self, kind: str, **fields: Any) -> Event:
         """Append an event of ``kind``; ``seq`` is assigned. Returns the event."""
-        event = Event(seq=len(self.events), kind=kind, **fields)
+        event = make_event(len(self.events), kind, fields)
         self.events.append(event)
         actor = fields.get("actor")
         if actor and actor not in self._agents:
