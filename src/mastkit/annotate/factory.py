@@ -27,12 +27,17 @@ def make_annotator(
     concurrency: int = 8,
     prices: str | None = None,
     timeout: float = 120.0,
+    max_output_tokens: int | None = None,
+    provider_options: dict[str, Any] | None = None,
 ) -> Annotator:
     """An annotator ready for :func:`mastkit.annotate.annotate`.
 
     ``rules`` needs nothing else. ``llm`` and ``hybrid`` need ``model`` as ``provider:name``
     (``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``, ``ollama:llama3``...) and, for
     self-hosted servers, ``base_url``. ``cache`` (a :class:`mastkit.store.Store`) makes re-runs free.
+    ``timeout`` is seconds per HTTP attempt; ``provider_options`` go to
+    :func:`mastkit.providers.get_provider` unchanged (``retry``, ``max_attempts``, ``json_mode``,
+    ``context_window``, ``on_call``...).
     """
     tax = taxonomy if isinstance(taxonomy, Taxonomy) else load_taxonomy(taxonomy)
     if kind == "rules":
@@ -53,6 +58,7 @@ def make_annotator(
         concurrency=concurrency,
         timeout=timeout,
         prices=price_table,
+        **(provider_options or {}),
     )
     options = JudgeOptions(
         samples=samples,
@@ -60,6 +66,7 @@ def make_annotator(
         hybrid=kind == "hybrid",
         window_tokens=window_tokens,
         structured_output=structured_output,
+        **({"max_output_tokens": max_output_tokens} if max_output_tokens is not None else {}),
     )
     budget = Budget(budget_usd) if budget_usd is not None else None
     return JudgeAnnotator(tax, provider, options=options, cache=cache, budget=budget)

@@ -199,8 +199,17 @@ def annotate(
         on_progress: called with live counters after each trace.
         keep: keep annotations in the report (set False for huge runs into a store).
     """
-    return asyncio.run(
-        annotate_async(
-            traces, annotator, store=store, concurrency=concurrency, on_progress=on_progress, keep=keep
-        )
-    )
+
+    async def run() -> RunReport:
+        try:
+            return await annotate_async(
+                traces, annotator, store=store, concurrency=concurrency, on_progress=on_progress, keep=keep
+            )
+        finally:
+            # The HTTP client's connections belong to this event loop, which ends here: close them
+            # now (else the next asyncio.run with the same annotator finalises them on a closed loop).
+            aclose = getattr(annotator, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    return asyncio.run(run())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, cast
 
 from mastkit.annotate.detectors._base import detectors
@@ -96,6 +96,8 @@ class _Usage:
     output_tokens: int = 0
     cost_usd: float = 0.0
     calls: int = 0
+    redactions: Counter[str] = field(default_factory=Counter)
+    """Secrets the provider removes from each window's prompt before sending, by kind."""
 
 
 class JudgeAnnotator:
@@ -128,6 +130,12 @@ class JudgeAnnotator:
         )
         self.config_hash = self.config.config_hash()
         self._schema = reply_schema(taxonomy)
+
+    async def aclose(self) -> None:
+        """Close the provider's HTTP client of the running event loop (idle connections)."""
+        aclose = getattr(self.provider, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
     # -- one call ---------------------------------------------------------------------------
 
@@ -272,6 +280,11 @@ class JudgeAnnotator:
         usage: _Usage,
     ) -> tuple[list[ModeVerdict], ParsedReply | None, list[str]]:
         k = max(1, self.options.samples)
+        redact_messages = getattr(self.provider, "redact_messages", None)
+        if callable(redact_messages) and getattr(self.provider, "redact", False):
+            # counted once per window (samples and the repair resend the same trace text)
+            prompt = ChatMessage(role="user", content=user_prompt(trace, window, fence, hints=hints))
+            usage.redactions.update(redact_messages([prompt])[1])
         results = await asyncio.gather(
             *(self._sample(trace, window, system, fence, hints, s, usage) for s in range(k))
         )
@@ -338,7 +351,9 @@ class JudgeAnnotator:
         results = await asyncio.gather(
             *(self._window(trace, w, system, fence, rule_verdicts, usage) for w in windows)
         )
-        errors = [p for _v, _p, ps in results for p in ps if "unusable" in p or "repaired" in p]
+        errors = [
+            p for _v, _p, ps in results for p in ps if "unusable" in p or "repaired" in p or "no JSON" in p
+        ]
         merged = self._merge([v for v, _p, _ps in results], windows)
         if rule_verdicts is not None:
             merged = [self._fill_from_rules(j, r) for j, r in zip(merged, rule_verdicts, strict=True)]
@@ -362,7 +377,13 @@ class JudgeAnnotator:
             cost_usd=round(usage.cost_usd, 6),
             model_calls=usage.calls,
             errors=errors,
-            extra={"windows": len(windows), "problems": [p for _v, _p, ps in results for p in ps][:50]},
+            extra={
+                "windows": len(windows),
+                "problems": [p for _v, _p, ps in results for p in ps][:50],
+                # what redaction removed before the trace reached the model (kind -> count)
+                "redactions": dict(usage.redactions),
+                "redacted": sum(usage.redactions.values()),
+            },
         )
 
     def _merge(self, per_window: list[list[ModeVerdict]], windows: list[Window]) -> list[ModeVerdict]:

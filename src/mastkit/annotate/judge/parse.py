@@ -1,7 +1,12 @@
 """Parse and validate a judge reply. Never guesses: anything missing stays ``unknown``.
 
 Accepted: a JSON object, possibly wrapped in markdown fences or surrounded by prose (the
-first balanced ``{...}`` is taken). Mode codes are normalised (``1.3``, ``FM1.3``,
+first balanced ``{...}`` is taken). A reply with no JSON at all but one label line per mode
+(the MAST reference ``@@ A. ... B. ... C. 1.1 Disobey Task Specification: yes`` answer, or
+its markdown variants) is recovered from those lines when they cover at least half the
+modes — each line is anchored on its code and the verdict must follow the label, so the
+"no" in "Ig**no**red" or the "No" of "No or Incomplete Verification" is never taken for a
+verdict (agentdash's defect); the recovery is reported in ``problems``. Mode codes are normalised (``1.3``, ``FM1.3``,
 ``FM-1.3 Step Repetition`` → ``FM-1.3``) against the taxonomy, verdict words are mapped
 (``yes``/``true`` → present, ``no``/``false`` → absent). A reply that is not JSON, or
 whose shape is wrong, raises :class:`ReplyError` (the caller asks once for a repair). A
@@ -143,9 +148,86 @@ def _evidence(items: Any) -> list[Evidence]:
     return out
 
 
+# -- free-text label lines (no JSON in the reply) ----------------------------------------------
+
+_VERDICT_WORD = r"(?P<v>not\s+present|yes|no|present|absent|true|false|detected|unknown|unsure|uncertain|n/a)(?![A-Za-z/])"
+# A mode code where a label line starts: at a line start (after bullets, markdown, "C."/"C"),
+# after a colon (the template's "C. ...:" header) or after a previous verdict (run-together lines).
+_LABEL = re.compile(
+    r"(?:^|(?<=[:\n])|(?<=\byes)|(?<=\bno)|(?<=\btrue)|(?<=\bfalse)|(?<=\bpresent)|(?<=\babsent))"
+    r"[ \t>*_#|\-•]*(?:C\.?\s*)?[*_]*(?:FM[-_ ]?)?(?P<code>\d+\.\d+)(?![\d])"
+    r"(?=(?P<rest>[^\n]*))",
+    re.IGNORECASE | re.MULTILINE,
+)
+# After the code: an optional label (no colon or pipe in it) ended by a separator, then the verdict.
+_AFTER_CODE = re.compile(
+    r"^[\s*_|]*(?:[^:|\n=]{0,90}?(?:\s*[*_]*\s*[:=|]|\s+[-–—]\s)|[:=|\-–—])?[\s*_|\[(\"']*" + _VERDICT_WORD,
+    re.IGNORECASE,
+)
+_SUCCESS = re.compile(r"(?im)^[ \t>*_#\-]*B[.)][^\n]*?(?:[:]|B[.)])[\s*_]*(?P<v>yes|no)\b")
+_SUCCESS_TERSE = re.compile(r"(?im)^[ \t>*_#\-]*B[.)][\s*_]*(?P<v>yes|no)\b")
+_SUMMARY = re.compile(
+    r"(?is)(?:^|\n)[ \t>*_#\-]*A[.)][\s*_]*(?:[^\n:]{0,120}:)?\s*(?P<s>.*?)(?=\n[ \t>*_#\-]*B[.)]|$)"
+)
+
+
+def _text_verdicts(text: str, taxonomy: Taxonomy) -> dict[str, str]:
+    """``{code: verdict}`` from label lines like ``2.5 Ignored Other Agent's Input: no``."""
+    found: dict[str, str] = {}
+    for m in _LABEL.finditer(text.replace("@@", "\n")):
+        code = normalise_code(m.group("code"), taxonomy)
+        if code is None or code in found:
+            continue
+        after = _AFTER_CODE.match(m.group("rest"))
+        if after is None:
+            continue
+        verdict = _verdict(re.sub(r"\s+", " ", after.group("v")))
+        if verdict is not None:
+            found[code] = verdict
+    return found
+
+
+def _text_reply(text: str, taxonomy: Taxonomy, source: str) -> ParsedReply | None:
+    found = _text_verdicts(text, taxonomy)
+    if len(found) * 2 < len(taxonomy.modes):
+        return None
+    problems = [f"no JSON in the reply: {len(found)}/{len(taxonomy.modes)} verdicts read from label lines"]
+    verdicts = []
+    for m in taxonomy.modes:
+        if m.code in found:
+            extra: dict[str, Any] = {"from_text": True}
+            if found[m.code] == "present":
+                extra["no_evidence"] = True
+            verdicts.append(ModeVerdict(code=m.code, verdict=found[m.code], source=source, extra=extra))
+        else:
+            verdicts.append(
+                ModeVerdict(
+                    code=m.code,
+                    verdict="unknown",
+                    source=source,
+                    rationale="the judge returned no verdict for this mode",
+                )
+            )
+            problems.append(f"{m.code}: missing from the reply; kept as unknown")
+    success = _SUCCESS.search(text) or _SUCCESS_TERSE.search(text)
+    summary = _SUMMARY.search(text)
+    return ParsedReply(
+        verdicts=verdicts,
+        summary=(summary.group("s").strip()[:2000] or None) if summary else None,
+        task_success=(success.group("v").lower() == "yes") if success else None,
+        problems=problems,
+    )
+
+
 def parse_reply(text: str, taxonomy: Taxonomy, *, source: str, n_events: int | None = None) -> ParsedReply:
     """Validate a judge reply against the taxonomy. Raises :class:`ReplyError` when unusable."""
-    obj = _json_object(text)
+    try:
+        obj = _json_object(text)
+    except ReplyError:
+        recovered = _text_reply(text, taxonomy, source)
+        if recovered is None:
+            raise
+        return recovered
     modes = obj.get("modes", obj.get("failure_modes"))
     if isinstance(modes, dict):  # {"FM-1.1": {...}} or {"FM-1.1": "yes"}
         modes = [{"code": k, **(v if isinstance(v, dict) else {"verdict": v})} for k, v in modes.items()]

@@ -16,7 +16,7 @@ from mastkit.annotate.model import ModeVerdict
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
 
-PROMPT_VERSION = "judge-1"
+PROMPT_VERSION = "judge-2"
 
 
 def reply_schema(taxonomy: Taxonomy) -> dict[str, Any]:
@@ -129,6 +129,8 @@ def user_prompt(trace: Trace, window: Window, fence: str, *, hints: list[ModeVer
             f"Task given to the system (from the trace):\n<{fence}-task>\n{defuse(trace.task[:4000])}\n"
             f"</{fence}-task>"
         )
+    # Everything taken from the trace (ids, agent names, termination reason) is data too: it goes
+    # inside the fence, defused, never beside our instructions.
     meta = [f"trace id: {trace.trace_id}", f"events: {len(trace.events)}"]
     if trace.framework:
         meta.append(f"framework: {trace.framework}")
@@ -137,7 +139,7 @@ def user_prompt(trace: Trace, window: Window, fence: str, *, hints: list[ModeVer
         meta.append("agents: " + ", ".join(agents[:30]))
     if trace.termination is not None and trace.termination.reason:
         meta.append(f"recorded termination: {trace.termination.reason} (by {trace.termination.by})")
-    parts.append("; ".join(meta))
+    header = defuse("; ".join(meta)[:2000])
     if window.count > 1:
         parts.append(
             f"This is window {window.index + 1} of {window.count} (events {window.first_seq}..{window.last_seq}). "
@@ -145,7 +147,7 @@ def user_prompt(trace: Trace, window: Window, fence: str, *, hints: list[ModeVer
         )
     if hints:
         lines = [
-            f"- {h.code}: {h.verdict} ({h.rationale or ''}"
+            f"- {h.code}: {h.verdict} ({defuse((h.rationale or '')[:500])}"
             + (f"; events {h.evidence[0].seq_start}..{h.evidence[0].seq_end}" if h.evidence else "")
             + ")"
             for h in hints
@@ -156,5 +158,5 @@ def user_prompt(trace: Trace, window: Window, fence: str, *, hints: list[ModeVer
                 "Findings of automatic rule detectors (heuristic, may be wrong — check them against the "
                 "trace):\n" + "\n".join(lines)
             )
-    parts.append(f"<{fence}>\n{window.text}\n</{fence}>")
+    parts.append(f"<{fence}>\n({header})\n{window.text}\n</{fence}>")
     return "\n\n".join(parts)

@@ -4,7 +4,8 @@
 * Replayed context (``is_copied_context``) is left out, with a visible marker.
 * A long text already shown verbatim earlier is replaced by ``[same text as event N]``.
 * Long texts keep their head *and* tail with a visible ``…[N chars elided]…`` marker
-  (verification and errors tend to sit at the end of tool outputs).
+  (verification and errors tend to sit at the end of tool outputs) — except in an
+  unsegmented trace (one raw log event), whose text is cut into parts, not elided.
 * Trace text never closes the fence the prompt puts around it: the fence carries a nonce
   derived from the content, and any look-alike inside the text is defused.
 * When the whole rendering does not fit the model's budget it is split into overlapping
@@ -30,6 +31,9 @@ class RenderOptions:
     """Characters kept from the end of an elided text."""
     dedupe_min_chars: int = 200
     """Texts at least this long that repeat an earlier event verbatim are replaced by a reference."""
+    part_chars: int = 4000
+    """An unsegmented trace (one raw text event) is cut into parts of about this size, never elided:
+    that text *is* the whole trace, and windows take care of its length."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ def fence_nonce(trace: Trace) -> str:
     return hashlib.sha256(f"{trace.trace_id}:{len(trace.events)}".encode()).hexdigest()[:10]
 
 
-_FENCE_LIKE = re.compile(r"</?\s*trace[\w-]*", re.IGNORECASE)
+_FENCE_LIKE = re.compile(r"<\s*/?\s*trace[\w-]*", re.IGNORECASE)
 
 
 def defuse(text: str) -> str:
@@ -90,6 +94,21 @@ def _body(e: Event) -> str:
     return e.text()
 
 
+def _parts(text: str, size: int) -> list[str]:
+    """``text`` cut into pieces of at most ``size`` characters, at line ends where possible."""
+    parts = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            nl = text.rfind("\n", start + size // 2, end)
+            if nl != -1:
+                end = nl + 1
+        parts.append(text[start:end])
+        start = end
+    return parts
+
+
 def render_events(trace: Trace, opts: RenderOptions | None = None) -> list[tuple[int, str]]:
     """``(seq, block)`` per rendered event, with dedupe, elision and replay markers applied."""
     opts = opts or RenderOptions()
@@ -109,6 +128,11 @@ def render_events(trace: Trace, opts: RenderOptions | None = None) -> list[tuple
             )
             skipped = []
         body = _body(e)
+        if trace.segmentation == "raw_unsegmented" and len(body) > opts.max_event_chars:
+            pieces = _parts(body, max(opts.max_event_chars, opts.part_chars))
+            for i, piece in enumerate(pieces, start=1):
+                blocks.append((e.seq, f"[{e.seq}] {_label(e)} (part {i}/{len(pieces)}): {defuse(piece)}"))
+            continue
         if len(body) >= opts.dedupe_min_chars:
             key = hashlib.sha1(body.encode("utf-8", "surrogatepass")).hexdigest()
             if key in seen:
