@@ -23,6 +23,12 @@ _RESTART = re.compile(
 )
 
 
+def _maybe_restart(text: str) -> bool:
+    """Cheap pre-filter for :data:`_RESTART` (long messages make the regex costly)."""
+    low = text.lower()
+    return "start" in low or "reset" in low or "forget" in low
+
+
 def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
 
@@ -50,6 +56,7 @@ def conversation_reset(trace: Trace) -> ModeVerdict:
             e.kind in ("message", "reasoning")
             and e.role != "user"
             and e.content
+            and _maybe_restart(e.content)
             and _RESTART.search(e.content)
         ):
             m = _RESTART.search(e.content)

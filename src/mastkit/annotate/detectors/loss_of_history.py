@@ -45,7 +45,7 @@ def loss_of_history(trace: Trace) -> ModeVerdict:
     compactions = [e for e in trace.events if e.kind == "system" and _COMPACTION.search(e.subtype or "")]
     findings: list[Evidence] = []
     for i, e in enumerate(live):
-        if e.kind != "message" or e.role == "user" or not e.content:
+        if e.kind != "message" or e.role == "user" or not e.content or "your" not in e.content.lower():
             continue
         for m in _ASK.finditer(e.content):
             thing = m.group("thing").strip().lower()
@@ -74,7 +74,9 @@ def loss_of_history(trace: Trace) -> ModeVerdict:
     for i, e in enumerate(live):
         if e.role != "user" or e.kind != "message" or not e.content:
             continue
-        m2 = _REPEAT_COMPLAINT.search(e.content)
+        low = e.content.lower()
+        hint = any(w in low for w in ("said", "told", "mentioned", "gave", "wrote", "stated"))
+        m2 = _REPEAT_COMPLAINT.search(e.content) if hint else None
         asker = next((p for p in reversed(live[:i]) if p.kind == "message" and p.role != "user"), None)
         if m2 and asker is not None:
             between = [c for c in compactions if c.seq < asker.seq]

@@ -20,6 +20,7 @@ from mastkit.traces.model import Event, Trace
 CODE, NAME = "FM-3.1", "premature_termination"
 
 _OPEN_ITEM = re.compile(r"(?m)^\s*(?:[-*]|\d+\.)?\s*\[\s\]")
+_ANY_BOX = re.compile(r"\[[\sxX✓]\]")  # cheap pre-filter for the two below
 _DONE_ITEM = re.compile(r"(?m)^\s*(?:[-*]|\d+\.)?\s*\[[xX✓]\]")
 
 
@@ -42,7 +43,11 @@ def _is_plan(e: Event) -> bool:
         return True
     if e.tool_call is not None and re.search(r"(?i)plan|todo", e.tool_call.name):
         return True
-    return bool(e.content and (_OPEN_ITEM.search(e.content) or _DONE_ITEM.search(e.content)))
+    return bool(
+        e.content
+        and _ANY_BOX.search(e.content)
+        and (_OPEN_ITEM.search(e.content) or _DONE_ITEM.search(e.content))
+    )
 
 
 @detector(CODE, NAME)

@@ -71,6 +71,15 @@ def _missing_stop_signal(trace: Trace) -> Evidence | None:
     return None
 
 
+def _is_final(text: str) -> bool:
+    """:data:`_FINAL`, with a cheap pre-filter (long messages make the regex costly)."""
+    if "TERMINATE" not in text:
+        low = text.lower()
+        if "final answer" not in low and "complete" not in low:
+            return False
+    return bool(_FINAL.search(text))
+
+
 @detector(CODE, NAME)
 def unaware_of_termination(trace: Trace) -> ModeVerdict:
     """Run stopped by a limit, 'continue' loops, or talk after the final answer."""
@@ -99,9 +108,9 @@ def unaware_of_termination(trace: Trace) -> ModeVerdict:
     if len(conts) >= 3:
         findings.append(evidence_at(conts, note=f"{len(conts)} bare 'continue' messages"))
     msgs = [e for e in live if e.kind == "message" and e.content and e.role != "user"]
-    final_idx = next((i for i, e in enumerate(msgs) if _FINAL.search(e.content or "")), None)
+    final_idx = next((i for i, e in enumerate(msgs) if _is_final(e.content or "")), None)
     if final_idx is not None:
-        after = [e for e in msgs[final_idx + 1 :] if not _FINAL.search(e.content or "")]
+        after = [e for e in msgs[final_idx + 1 :] if not _is_final(e.content or "")]
         if len(after) >= 3:
             findings.append(
                 evidence_at([msgs[final_idx], *after], note=f"{len(after)} more turns after the final answer")
