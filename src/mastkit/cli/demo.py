@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
-from mastkit.cli._common import error_printer, exit_code, out
-from mastkit.traces import ops
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from mastkit.cli._common import err, out
+from mastkit.demo import EXAMPLES, demo
+from mastkit.taxonomy import load_taxonomy
 
 
 def demo_cmd(
@@ -18,14 +18,21 @@ def demo_cmd(
         "mastkit-out"
     ),
 ) -> None:
-    """Run the main job on the bundled example traces (offline): load, convert, summarise."""
-    output.mkdir(parents=True, exist_ok=True)
-    errors, on_error = error_printer()
-    canonical = output / "traces.jsonl"
-    report = ops.convert(EXAMPLES, canonical, on_error=on_error)
-    s = ops.stats(canonical)
-    out.print(f"loaded {report.traces} example traces ({report.events} events) from {EXAMPLES}")
-    out.print(f"formats: {', '.join(f'{k} {v}' for k, v in s.by_format.items())}")
-    out.print(f"outcomes: {', '.join(f'{k} {v}' for k, v in s.outcomes.items())}")
-    out.print(f"canonical traces written to {canonical}")
-    raise typer.Exit(exit_code(report.traces, len(errors)))
+    """Annotate the bundled example traces with the rule detectors (offline) and write a report."""
+    result = demo(output)
+    for e in result.load_errors:
+        err.print(f"[red]unreadable[/red] {e}")
+    tax = load_taxonomy("mast")
+    table = Table(title=f"Failure modes found by the rule detectors in {result.traces} example traces")
+    table.add_column("mode")
+    table.add_column("name")
+    table.add_column("traces", justify="right")
+    for code, n in result.mode_counts.items():
+        table.add_row(code, tax.mode(code).name, str(n))
+    out.print(f"examples: {EXAMPLES}")
+    out.print(table)
+    out.print(f"{result.failed_traces}/{result.traces} traces show at least one failure mode.")
+    out.print(f"store:  {result.db}")
+    out.print(f"report: [bold]{result.html}[/bold]  (open it in a browser; also {result.markdown})")
+    if result.traces == 0:
+        raise typer.Exit(1)

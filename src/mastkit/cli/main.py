@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from mastkit import __version__
-from mastkit.cli import annotate, demo, traces
+from mastkit.cli import annotate, attribute, demo, eval, report, traces
 from mastkit.cli._settings import load_settings
 
 app = typer.Typer(
@@ -18,6 +18,9 @@ app = typer.Typer(
 app.add_typer(traces.app, name="traces")
 app.command("demo")(demo.demo_cmd)
 app.command("annotate")(annotate.annotate_cmd)
+app.command("attribute")(attribute.attribute_cmd)
+app.command("eval")(eval.eval_cmd)
+app.command("report")(report.report_cmd)
 
 
 def _version(value: bool) -> None:
@@ -33,7 +36,10 @@ def _root(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
     config: str | None = typer.Option(
-        None, "--config", envvar="MASTKIT_CONFIG", help="Settings file (default: ./mastkit.toml when present)."
+        None,
+        "--config",
+        envvar="MASTKIT_CONFIG",
+        help="Settings file (default: ./mastkit.toml when present).",
     ),
 ) -> None:
     """mastkit command line. Settings: flags > MASTKIT_* environment variables > mastkit.toml > defaults."""
