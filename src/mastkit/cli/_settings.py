@@ -41,8 +41,11 @@ def _clean(section: dict[str, Any], file: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in section.items():
         if key.lower() in _SECRET_KEYS:
-            raise typer.BadParameter(f"{file}: '{key}' must not be stored in a settings file; use an environment "
-                                     "variable (e.g. OPENAI_API_KEY)", param_hint="--config")
+            raise typer.BadParameter(
+                f"{file}: '{key}' must not be stored in a settings file; use an environment "
+                "variable (e.g. OPENAI_API_KEY)",
+                param_hint="--config",
+            )
         name = key.replace("-", "_")
         out[name] = _clean(value, file) if isinstance(value, dict) else value
     return out
