@@ -1,0 +1,69 @@
+"""``mastkit attribute``: which agent and step caused each failed run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from mastkit.attribute import METHODS, attribute
+from mastkit.cli._common import EXIT_NOTHING, EXIT_OK, err, error_printer, out, write_bytes
+from mastkit.store import Store
+from mastkit.traces.load import load_traces
+from mastkit.traces.ops import to_json
+
+
+def attribute_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Trace files or folders (failed runs).")],
+    method: Annotated[
+        str, typer.Option(help=f"One of: {', '.join(METHODS)}.", envvar="MASTKIT_ATTRIBUTE_METHOD")
+    ] = "rules",
+    model: Annotated[
+        str | None, typer.Option(help="provider:model for the LLM methods.", envvar="MASTKIT_MODEL")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(envvar="MASTKIT_BASE_URL")] = None,
+    with_ground_truth: Annotated[bool, typer.Option(help="Let the method see the expected answer.")] = False,
+    db: Annotated[Path, typer.Option(help="Store file.", envvar="MASTKIT_DB")] = Path("mastkit.db"),
+    json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
+) -> None:
+    """Blame an agent and a decisive step for each failed trace; results go to the store."""
+    errors, on_error = error_printer()
+    judge = None
+    if method != "rules":
+        if not model:
+            err.print(f"the {method} method needs --model provider:name")
+            raise typer.Exit(2)
+        from mastkit.attribute.llm import LLMAttributor
+
+        judge = LLMAttributor.from_spec(model, base_url=base_url)
+    with Store(db) as store:
+        report = attribute(
+            load_traces(paths, on_error=on_error),
+            method,
+            with_ground_truth=with_ground_truth,
+            store=store,
+            judge=judge,
+        )
+    if json:
+        write_bytes(to_json({k: v.model_dump() for k, v in report.results.items()}) + b"\n")
+    else:
+        table = Table("trace", "agent", "step", "mode", "why", box=None)
+        for tid, a in sorted(report.results.items()):
+            table.add_row(
+                Text(tid),
+                Text(a.agent or "-"),
+                str(a.step if a.step is not None else "-"),
+                a.mode or "-",
+                Text((a.reason or "")[:90]),
+            )
+        out.print(table)
+        out.print(
+            f"{len(report.results)} attributed ({report.cached} cached), {report.skipped_successful} successful "
+            f"skipped, {len(report.errors)} failed, {len(errors)} unreadable; method {method}; results in {db}"
+        )
+    for e in report.errors[:10]:
+        err.print(Text(f"failed: {e['trace_id']}: {e['reason']}", style="red"))
+    raise typer.Exit(EXIT_OK if report.results else EXIT_NOTHING)
