@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mastkit.annotate.model import Attribution
+from mastkit.annotate.run import BudgetExceededError
 from mastkit.attribute.rules import attribute_rules
 from mastkit.traces.model import Trace
 
@@ -31,6 +32,8 @@ class AttributionReport:
     cached: int = 0
     skipped_successful: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
+    stopped_by_budget: bool = False
+    """True when the budget ran out: traces after the one named in the last error were not attributed."""
 
 
 def method_hash(method: str, options: dict[str, Any]) -> str:
@@ -85,6 +88,10 @@ def attribute(
                 if judge is None:
                     raise ValueError(f"the {method} method needs a model (--model provider:name)")
                 a = judge.attribute(t, method=method, ground_truth=gt)
+        except BudgetExceededError as exc:
+            report.stopped_by_budget = True
+            report.errors.append({"trace_id": t.trace_id, "reason": f"budget reached: {exc}"})
+            break
         except Exception as exc:
             report.errors.append({"trace_id": t.trace_id, "reason": f"{type(exc).__name__}: {exc}"})
             continue

@@ -27,19 +27,35 @@ def attribute_cmd(
     base_url: Annotated[str | None, typer.Option(envvar="MASTKIT_BASE_URL")] = None,
     with_ground_truth: Annotated[bool, typer.Option(help="Let the method see the expected answer.")] = False,
     db: Annotated[Path, typer.Option(help="Store file.", envvar="MASTKIT_DB")] = Path("mastkit.db"),
+    hints: Annotated[bool, typer.Option(help="LLM methods: pass rule-detector evidence as hints.")] = False,
+    counterfactual: Annotated[
+        bool, typer.Option(help="LLM methods: check the chosen step counterfactually.")
+    ] = False,
+    samples: Annotated[int, typer.Option(help="LLM methods: self-consistency samples (vote).")] = 1,
+    budget: Annotated[
+        float | None, typer.Option(help="Stop before spending more than this (USD).", envvar="MASTKIT_BUDGET")
+    ] = None,
     json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
 ) -> None:
     """Blame an agent and a decisive step for each failed trace; results go to the store."""
     errors, on_error = error_printer()
-    judge = None
-    if method != "rules":
-        if not model:
-            err.print(f"the {method} method needs --model provider:name")
-            raise typer.Exit(2)
-        from mastkit.attribute.llm import LLMAttributor
-
-        judge = LLMAttributor.from_spec(model, base_url=base_url)
+    if method != "rules" and not model:
+        err.print(f"the {method} method needs --model provider:name")
+        raise typer.Exit(2)
     with Store(db) as store:
+        judge = None
+        if method != "rules" and model:
+            from mastkit.attribute.llm import LLMAttributor
+
+            judge = LLMAttributor.from_spec(
+                model,
+                base_url=base_url,
+                cache=store,
+                budget_usd=budget,
+                hints=hints,
+                counterfactual=counterfactual,
+                samples=samples,
+            )
         report = attribute(
             load_traces(paths, on_error=on_error),
             method,

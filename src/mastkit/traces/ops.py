@@ -193,4 +193,4 @@ def to_json(value: Any) -> bytes:
     """JSON bytes for CLI ``--json`` output."""
     if isinstance(value, BaseModel):
         return value.model_dump_json(indent=2).encode()
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str)
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
