@@ -333,7 +333,7 @@ def test_budget_stops_before_sending() -> None:
         judge = judge_for(srv, model="gpt-4o-mini", budget=Budget(max_usd=0.0))
         report = attribute([make_trace()], "all-at-once", judge=judge)
         assert not srv.chat_requests
-    assert "BudgetExceededError" in report.errors[0]["reason"]
+    assert report.stopped_by_budget and "budget reached" in report.errors[0]["reason"]
 
 
 # -- the improvements ---------------------------------------------------------------------------------
