@@ -1,0 +1,288 @@
+"""MAST-Data (MAD), the Multi-Agent System Failure Taxonomy data set (Cemri et al., UC Berkeley).
+
+Two files, both one JSON array of records:
+
+* ``MAD_full_dataset.json`` (1,242 or 1,642 records, up to ~200 MB; LLM-judge labels):
+  ``{mas_name, llm_name, benchmark_name, trace_id, trace: {key, index, trajectory: <text>},
+  mast_annotation: {"1.1": 0|1|null, ...}}`` — streamed element by element, never read whole.
+* ``MAD_human_labelled_dataset.json`` (19 records; three human annotators):
+  ``{round, mas_name, benchmark_name, trace_id, trace: <text>, annotations: [{"failure mode":
+  "<code> <name>\\n\\n<definition>", annotator_1: bool, annotator_2: bool, annotator_3: bool}]}``.
+
+One trace per record. Labels: one :class:`Label` per mode per annotator (``annotator_1``..3,
+``source="human"``; or ``mast_annotation`` as ``annotator="o1"``, ``source="llm"``), with the
+native code kept and the code mapped to the published 14-mode MAST by
+:func:`mastkit._util.mast_legacy.map_label` (round-aware: the human file mixes three taxonomy
+versions). Modes that no longer exist map to ``code=None`` (kept, with the native code).
+
+The trace itself is raw text in the MAS's own log style. A segmenter per style turns it into
+events — ChatDev log blocks, AG2 ``trajectory`` messages, HyperAgent log lines, MetaGPT loguru
+lines, Magentic-One ``---------- Agent ----------`` sections, AppWorld ``Response from ...``
+sections — and otherwise one message holding the whole text (``segmentation="raw_unsegmented"``).
+The full original text is always kept in ``Trace.raw``; for text segmenters the events' contents
+concatenate back to it exactly. The two human-file records with ``mas_name="GAIA"`` have their
+MAS and benchmark swapped in the release; the importer swaps them back (original values in raw).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import orjson
+
+from mastkit._util.mast_legacy import map_label
+from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces._build import TraceBuilder
+from mastkit.traces.model import Label, Outcome, Segmentation, SourceRef, Trace
+from mastkit.traces.registry import Importer, register
+from mastkit.traces.source import Source
+
+_FRAMEWORKS = {
+    "ag2": "AG2", "chatdev": "ChatDev", "metagpt": "MetaGPT", "magentic": "Magentic-One",
+    "magenticone": "Magentic-One", "openmanus": "OpenManus", "appworld": "AppWorld", "hyperagent": "HyperAgent",
+}  # fmt: skip
+
+Segment = tuple[str | None, str, str | None]
+"""(actor, text, subtype) of one event."""
+
+# -- text segmenters: each returns exact slices of the text, or None when the style does not match --
+
+_CHATDEV_BLOCK = re.compile(r"(?m)^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [A-Z]+\]")
+_CHATDEV_TURN = re.compile(
+    r"^\[[^\]]+\] ([^:\n*]{1,60}): \*\*([^*\n<]{1,60})<->([^*\n]{1,60}?) on : ([^,*\n]+), turn (\d+)\*\*"
+)
+_MAGENTIC = re.compile(r"(?m)^-{6,} ([^\n-][^\n]{0,80}?) -{6,}\s*$")
+_APPWORLD = re.compile(
+    r"(?m)^(?:Response from (.{1,80})|Code Execution Output|\*{6,}[^\n]*\*{6,}|Reply from (.{1,80}))\s*$"
+)
+_LOGURU = re.compile(r"(?m)^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \| ")
+_LOGURU_ROLE = re.compile(r"- (\w+)\(([^)]+)\): ")
+
+
+def _split(text: str, starts: list[int]) -> list[str]:
+    bounds = [0, *[s for s in starts if s > 0], len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def _chatdev(text: str) -> list[Segment] | None:
+    starts = [m.start() for m in _CHATDEV_BLOCK.finditer(text)]
+    if len(starts) < 3:
+        return None
+    out: list[Segment] = []
+    for part in _split(text, starts):
+        m = _CHATDEV_TURN.match(part)
+        out.append((m.group(1).strip(), part, "chat_turn") if m else (None, part, "log_block"))
+    return out
+
+
+def _headed(pattern: re.Pattern[str], text: str, min_heads: int = 3) -> list[Segment] | None:
+    heads = list(pattern.finditer(text))
+    if len(heads) < min_heads:
+        return None
+    out: list[Segment] = []
+    actor_at = {m.start(): next((g for g in m.groups() if g), None) for m in heads}
+    for part_start, part in zip(
+        [0, *[m.start() for m in heads if m.start() > 0]],
+        _split(text, [m.start() for m in heads]),
+        strict=False,
+    ):
+        actor = actor_at.get(part_start)
+        out.append(
+            (actor.strip() if actor else None, part, "section" if part_start in actor_at else "preamble")
+        )
+    return out
+
+
+def _loguru(text: str) -> list[Segment] | None:
+    starts = [m.start() for m in _LOGURU.finditer(text)]
+    if len(starts) < 2:
+        return None
+    out: list[Segment] = []
+    for part in _split(text, starts):
+        m = _LOGURU_ROLE.search(part.split("\n", 1)[0])
+        out.append((m.group(1) if m else None, part, "log_line"))
+    return out
+
+
+_TEXT_SEGMENTERS: list[Callable[[str], list[Segment] | None]] = [
+    _chatdev,
+    lambda t: _headed(_MAGENTIC, t),
+    lambda t: _headed(_APPWORLD, t),
+    _loguru,
+]
+
+
+def _from_json_doc(doc: dict[str, Any]) -> list[Segment] | None:
+    """AG2 / HyperAgent records are JSON documents with a ``trajectory`` list; MetaGPT has ``content``."""
+    traj = doc.get("trajectory")
+    if isinstance(traj, list) and traj:
+        out: list[Segment] = []
+        for item in traj:
+            if isinstance(item, dict):
+                content = item.get("content")
+                text = "\n".join(str(c) for c in content) if isinstance(content, list) else str(content or "")
+                actor = item.get("name") or item.get("role")
+                out.append((str(actor) if actor else None, text, "message"))
+            else:
+                line = str(item)
+                m = re.match(r"^(\w+?)_[\w.-]+ - [A-Z]+ - ", line)
+                out.append((m.group(1) if m else None, line, "log_line"))
+        return out
+    content = doc.get("content")
+    if isinstance(content, str):
+        return _loguru(content) or [(None, content, "log")]
+    return None
+
+
+def segment(text: str) -> tuple[list[Segment], Segmentation, dict[str, Any] | None]:
+    """Events of a MAST trace text, how they were found, and the parsed JSON document if any."""
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            doc = orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            doc = None
+        if isinstance(doc, dict):
+            segs = _from_json_doc(doc)
+            if segs:
+                return segs, "heuristic", doc
+    for seg in _TEXT_SEGMENTERS:
+        found = seg(text)
+        if found:
+            return found, "heuristic", None
+    return [(None, text, None)], "raw_unsegmented", None
+
+
+@register
+class MastDataImporter(Importer):
+    name = "mast_data"
+    description = "MAST-Data / MAD records (full LLM-labelled file and the human-labelled file)"
+
+    def sniff(self, src: Source) -> float:
+        if src.json_shape != "array":
+            return 0.0
+        head = src.head_text
+        if '"mas_name"' in head and ('"mast_annotation"' in head or '"annotations"' in head):
+            return 0.95
+        rec = src.first_record if src.size <= 8 * 1024 * 1024 else None
+        if isinstance(rec, dict) and "mas_name" in rec and "trace" in rec:
+            return 0.9
+        return 0.0
+
+    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        seen_any = False
+        for index, offset, rec in src.iter_array():
+            if isinstance(rec, FormatError):
+                if not seen_any:
+                    raise rec
+                yield TraceLoadError(
+                    src.path, f"record {index}: {rec}", offset=offset if offset >= 0 else None
+                )
+                return
+            if not isinstance(rec, dict) or "mas_name" not in rec or "trace" not in rec:
+                if not seen_any:
+                    raise FormatError("not a MAST-Data record: expected 'mas_name' and 'trace'")
+                yield TraceLoadError(
+                    src.path, f"record {index}: not a MAST-Data record (no 'mas_name'/'trace')"
+                )
+                continue
+            seen_any = True
+            try:
+                yield self.convert(rec, index, src)
+            except (FormatError, ValueError, TypeError) as exc:
+                yield TraceLoadError(src.path, f"record {index}: {exc}")
+
+    def convert(self, rec: dict[str, Any], index: int, src: Source) -> Trace:
+        trace_field = rec["trace"]
+        if isinstance(trace_field, dict):
+            text = trace_field.get("trajectory")
+            key = trace_field.get("key")
+        else:
+            text, key = trace_field, None
+        if not isinstance(text, str):
+            raise FormatError("the trace text is not a string")
+        mas, bench = str(rec.get("mas_name") or ""), str(rec.get("benchmark_name") or "")
+        if mas == "GAIA" and bench:  # swapped in the human file
+            mas, bench = bench, mas
+        framework = _FRAMEWORKS.get(re.sub(r"[^a-z]", "", mas.lower()), mas or None)
+        native_id = rec.get("trace_id")
+        tid_parts = ["mast", str(key or f"{mas}_{bench}"), str(native_id if native_id is not None else index)]
+        if "round" in rec:
+            tid_parts.insert(1, "human")
+        b = TraceBuilder(self.name, src.path, trace_id="/".join(tid_parts))
+        segments, segmentation, doc = segment(text)
+        for i, (actor, content, subtype) in enumerate(segments):
+            b.add(
+                "message",
+                actor=actor,
+                content=content,
+                subtype=subtype,
+                source=SourceRef(pointer=f"/{index}/trace" + (f"#segment-{i}" if len(segments) > 1 else "")),
+            )
+        labels = self._labels(rec)
+        outcome = None
+        if doc is not None and isinstance(doc.get("other_data"), dict) and "correct" in doc["other_data"]:
+            correct = doc["other_data"]["correct"]
+            outcome = Outcome(success=correct if isinstance(correct, bool) else None)
+        task = None
+        if doc is not None:
+            ps = doc.get("problem_statement") or doc.get("prompt")
+            task = (
+                "\n".join(str(x) for x in ps)
+                if isinstance(ps, list)
+                else (ps if isinstance(ps, str) else None)
+            )
+        envelope = {k: v for k, v in rec.items() if k not in ("annotations",)}
+        return b.build(
+            framework=framework,
+            benchmark=bench or None,
+            model=str(rec["llm_name"]) if rec.get("llm_name") else None,
+            task=task,
+            task_id=str(native_id) if native_id is not None else None,
+            outcome=outcome,
+            labels=labels,
+            segmentation=segmentation,
+            raw=envelope,
+        )
+
+    @staticmethod
+    def _labels(rec: dict[str, Any]) -> list[Label]:
+        labels: list[Label] = []
+        round_name = rec.get("round") if isinstance(rec.get("round"), str) else None
+        anns = rec.get("annotations")
+        if isinstance(anns, list):
+            for a in anns:
+                if not isinstance(a, dict) or not isinstance(a.get("failure mode"), str):
+                    continue
+                code, native, name = map_label(a["failure mode"], round_name)
+                for annotator in sorted(k for k in a if k.startswith("annotator")):
+                    v = a[annotator]
+                    labels.append(
+                        Label(
+                            taxonomy="mast",
+                            code=code,
+                            native_code=native,
+                            present=v if isinstance(v, bool) else None,
+                            annotator=annotator,
+                            source="human",
+                            extra={"native_name": name, "round": round_name},
+                        )
+                    )
+        mast = rec.get("mast_annotation")
+        if isinstance(mast, dict):
+            for native, v in mast.items():
+                code, _n, _name = map_label(str(native))
+                labels.append(
+                    Label(
+                        taxonomy="mast",
+                        code=code,
+                        native_code=str(native),
+                        present=bool(v) if isinstance(v, (int, bool)) else None,
+                        annotator="o1",
+                        source="llm",
+                    )
+                )
+        return labels
