@@ -40,20 +40,16 @@ def test_64_requests_at_concurrency_32_overlap() -> None:
     with FakeLLMServer(
         default=None, handler=lambda req: Reply(req["messages"][0]["content"], delay_s=LATENCY)
     ) as srv:
-        elapsed, texts = _many(64, 32, srv)
+        _elapsed, texts = _many(64, 32, srv)
         assert texts == [f"q{i}" for i in range(64)]
-        serial = 64 * LATENCY
-        assert elapsed < 0.5 * serial, (
-            f"{elapsed:.2f}s for 64 calls: not concurrent (serial would be {serial:.1f}s)"
-        )
+        # Overlap is shown by the server's in-flight count; wall time is for bench/annotate.py.
         assert 16 <= srv.max_in_flight <= 32
 
 
 def test_anthropic_calls_overlap_too() -> None:
     with FakeLLMServer(default=Reply("ok", delay_s=LATENCY)) as srv:
-        elapsed, texts = _many(32, 32, srv, protocol="anthropic")
+        _elapsed, texts = _many(32, 32, srv, protocol="anthropic")
         assert texts == ["ok"] * 32
-        assert elapsed < 0.5 * 32 * LATENCY
         assert srv.max_in_flight >= 16
 
 

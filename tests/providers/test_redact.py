@@ -152,7 +152,7 @@ def test_large_text_is_fast() -> None:
     t0 = time.perf_counter()
     _, counts = redact(text)
     assert counts == {"openai_key": 1}
-    assert time.perf_counter() - t0 < 2.0
+    assert time.perf_counter() - t0 < 10.0  # linear-time patterns: ~0.1 s; a backtracking one takes minutes
 
 
 # -- end to end: what the server receives -------------------------------------------------------

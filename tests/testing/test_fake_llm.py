@@ -174,7 +174,8 @@ def test_malformed_truncated_and_dropped() -> None:
 
 
 def test_delay_is_per_request_and_requests_overlap() -> None:
-    """32 raw clients at 300 ms each finish in far less than 32 x 300 ms."""
+    """32 raw clients at 300 ms each are served concurrently (overlap is checked by the server's
+    in-flight count, not by wall time, which depends on the machine's load)."""
     with FakeLLMServer(default=Reply("slow", delay_s=0.3)) as srv:
         results: list[int] = []
         lock = threading.Lock()
@@ -185,14 +186,11 @@ def test_delay_is_per_request_and_requests_overlap() -> None:
                 results.append(status)
 
         threads = [threading.Thread(target=one) for _ in range(32)]
-        t0 = time.monotonic()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        elapsed = time.monotonic() - t0
         assert results == [200] * 32
-        assert elapsed < 0.5 * 32 * 0.3
         assert srv.max_in_flight >= 16 and srv.in_flight == 0
 
 
