@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from mastkit import __version__
-from mastkit.cli import annotate, attribute, demo, eval, report, traces
+from mastkit.cli import annotate, attribute, demo, diff, eval, report, traces
 from mastkit.cli._settings import load_settings
 
 app = typer.Typer(
@@ -21,6 +21,7 @@ app.command("annotate")(annotate.annotate_cmd)
 app.command("attribute")(attribute.attribute_cmd)
 app.command("eval")(eval.eval_cmd)
 app.command("report")(report.report_cmd)
+app.command("diff")(diff.diff_cmd)
 
 
 def _version(value: bool) -> None:
