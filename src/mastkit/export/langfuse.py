@@ -1,0 +1,104 @@
+"""Annotations as Langfuse scores.
+
+One ``BOOLEAN`` score per mode judged present or absent (name = mode code, value 1/0, comment =
+rationale and evidence), plus a ``NUMERIC`` score ``mastkit.modes_present`` per trace. ``unknown``
+verdicts are not scores: they are skipped (a score of 0 would read as "absent").
+
+Written as JSONL of score objects (``traceId``, ``name``, ``value``, ``dataType``, ``comment``,
+``id``) — the body of Langfuse's score-create — or posted to ``{host}/api/public/ingestion`` as a
+batch of ``score-create`` events with basic auth (``LANGFUSE_PUBLIC_KEY``/``LANGFUSE_SECRET_KEY``).
+Comments are redacted. The score id is stable (trace, run, mode), so re-sending updates in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from mastkit.annotate.model import Annotation
+from mastkit.export.otel import ExportError, basic_auth, post_json
+from mastkit.providers.redact import Redactor
+
+
+def _sid(*parts: str) -> str:
+    return str(uuid.UUID(hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]))
+
+
+def langfuse_scores(
+    annotations: Iterable[Annotation], *, redactor: Redactor | None = None
+) -> list[dict[str, Any]]:
+    """Score objects for the annotations (see the module doc)."""
+    red = redactor or Redactor()
+    scores: list[dict[str, Any]] = []
+    for a in annotations:
+        for v in a.verdicts:
+            if v.verdict == "unknown":
+                continue
+            comment = v.rationale or ""
+            if v.evidence and v.evidence[0].quote:
+                ev = v.evidence[0]
+                comment += f" [events {ev.seq_start}-{ev.seq_end}] {ev.quote}"
+            scores.append(
+                {
+                    "id": _sid(a.trace_id, a.config_hash, v.code),
+                    "traceId": a.trace_id,
+                    "name": v.code,
+                    "value": 1 if v.verdict == "present" else 0,
+                    "dataType": "BOOLEAN",
+                    "comment": red.redact(comment.strip()).text[:1000] or None,
+                    "metadata": {
+                        "run": a.config_hash,
+                        "annotator": a.config.kind,
+                        "confidence": v.confidence,
+                    },
+                }
+            )
+        scores.append(
+            {
+                "id": _sid(a.trace_id, a.config_hash, "count"),
+                "traceId": a.trace_id,
+                "name": "mastkit.modes_present",
+                "value": len(a.present()),
+                "dataType": "NUMERIC",
+                "comment": ", ".join(a.present()) or None,
+                "metadata": {"run": a.config_hash, "annotator": a.config.kind},
+            }
+        )
+    return scores
+
+
+def export_langfuse(
+    annotations: Iterable[Annotation],
+    out: str | Path | None = None,
+    *,
+    host: str | None = None,
+    public_key: str | None = None,
+    secret_key: str | None = None,
+    batch_size: int = 100,
+    timeout: float = 10.0,
+) -> int:
+    """Write the scores to ``out`` (JSONL) and/or post them to a Langfuse ``host``. Returns the count."""
+    scores = langfuse_scores(annotations)
+    if out is not None:
+        Path(out).write_bytes(b"".join(orjson.dumps(s) + b"\n" for s in scores))
+    if host is not None:
+        pk = public_key or os.environ.get("LANGFUSE_PUBLIC_KEY")
+        sk = secret_key or os.environ.get("LANGFUSE_SECRET_KEY")
+        if not pk or not sk:
+            raise ExportError("Langfuse needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY (environment)")
+        url = host.rstrip("/") + "/api/public/ingestion"
+        now = datetime.now(UTC).isoformat()
+        for i in range(0, len(scores), max(1, batch_size)):
+            batch = [
+                {"id": _sid(s["id"], "event"), "type": "score-create", "timestamp": now, "body": s}
+                for s in scores[i : i + batch_size]
+            ]
+            post_json(url, {"batch": batch}, headers=basic_auth(pk, sk), timeout=timeout)
+    return len(scores)

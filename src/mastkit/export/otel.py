@@ -1,0 +1,225 @@
+"""Annotations as OpenTelemetry spans, sent to any OTLP/HTTP endpoint (JSON encoding).
+
+One span per annotated trace (``mastkit.annotation``) with the run and the failure vector as
+attributes, and one span event per mode judged present (``mastkit.failure_mode``: code, name,
+category, confidence, evidence quote, event seq range, agent). When the trace itself came from
+OTLP and its id is a 128-bit hex trace id, the span is put in that same trace, so the failure
+modes show up next to the agent's own spans in the user's backend; otherwise the trace id is
+derived from the mastkit trace id (stable across exports).
+
+Evidence quotes are redacted (:class:`mastkit.providers.Redactor`) unless ``redact=False`` and
+the endpoint is on the loopback interface.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from mastkit import __version__
+from mastkit.annotate.model import Annotation
+from mastkit.errors import MastkitError
+from mastkit.providers.redact import Redactor
+from mastkit.taxonomy import Taxonomy, load_taxonomy
+
+
+class ExportError(MastkitError):
+    """The endpoint refused the export or could not be reached."""
+
+
+def _attr(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        v: dict[str, Any] = {"boolValue": value}
+    elif isinstance(value, int):
+        v = {"intValue": str(value)}
+    elif isinstance(value, float):
+        v = {"doubleValue": value}
+    elif isinstance(value, list):
+        v = {"arrayValue": {"values": [{"stringValue": str(x)} for x in value]}}
+    else:
+        v = {"stringValue": str(value)}
+    return {"key": key, "value": v}
+
+
+def _is_hex(s: str, n: int) -> bool:
+    return len(s) == n and all(c in "0123456789abcdef" for c in s.lower())
+
+
+def otel_trace_id(trace_id: str, source_format: str | None = None) -> str:
+    """The OTLP trace id for a mastkit trace: its own when it came from OTLP, else a stable hash."""
+    if source_format in ("otlp", "openinference") and _is_hex(trace_id, 32):
+        return trace_id.lower()
+    return hashlib.sha256(trace_id.encode()).hexdigest()[:32]
+
+
+def _is_loopback(endpoint: str) -> bool:
+    host = urlsplit(endpoint).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def annotation_spans(
+    annotations: Iterable[Annotation],
+    *,
+    formats: Mapping[str, str | None] | None = None,
+    taxonomy: Taxonomy | None = None,
+    redactor: Redactor | None = None,
+) -> list[dict[str, Any]]:
+    """OTLP/JSON span objects for the annotations (see the module doc)."""
+    now = time.time_ns()
+    spans = []
+    for a in annotations:
+        tax = taxonomy
+        if tax is None or tax.id != a.config.taxonomy_id:
+            try:
+                tax = load_taxonomy(a.config.taxonomy_id)
+            except MastkitError:
+                tax = None
+        present = a.present()
+        tid = otel_trace_id(a.trace_id, (formats or {}).get(a.trace_id))
+        sid = hashlib.sha256(f"{a.trace_id}|{a.config_hash}".encode()).hexdigest()[:16]
+        events = []
+        for v in a.verdicts:
+            if v.verdict != "present":
+                continue
+            attrs = [_attr("mastkit.mode.code", v.code)]
+            if tax is not None:
+                try:
+                    mode = tax.mode(v.code)
+                    attrs += [
+                        _attr("mastkit.mode.name", mode.name),
+                        _attr("mastkit.mode.category", mode.category),
+                    ]
+                except KeyError:
+                    pass
+            if v.confidence is not None:
+                attrs.append(_attr("mastkit.mode.confidence", float(v.confidence)))
+            if v.evidence:
+                ev = v.evidence[0]
+                if ev.quote:
+                    quote = redactor.redact(ev.quote).text if redactor is not None else ev.quote
+                    attrs.append(_attr("mastkit.evidence.quote", quote[:500]))
+                if ev.seq_start is not None:
+                    attrs.append(_attr("mastkit.evidence.seq_start", ev.seq_start))
+                    attrs.append(
+                        _attr(
+                            "mastkit.evidence.seq_end", ev.seq_end if ev.seq_end is not None else ev.seq_start
+                        )
+                    )
+                if ev.agent:
+                    attrs.append(_attr("mastkit.evidence.agent", ev.agent))
+            if v.rationale:
+                text = redactor.redact(v.rationale).text if redactor is not None else v.rationale
+                attrs.append(_attr("mastkit.mode.rationale", text[:500]))
+            events.append({"timeUnixNano": str(now), "name": "mastkit.failure_mode", "attributes": attrs})
+        attrs = [
+            _attr("mastkit.trace_id", a.trace_id),
+            _attr("mastkit.run", a.config_hash),
+            _attr("mastkit.annotator", a.config.kind + (f":{a.config.model}" if a.config.model else "")),
+            _attr("mastkit.taxonomy", f"{a.config.taxonomy_id}@{a.config.taxonomy_version}"),
+            _attr("mastkit.modes.present", present),
+            _attr("mastkit.modes.count", len(present)),
+            _attr("mastkit.modes.unknown", sum(1 for v in a.verdicts if v.verdict == "unknown")),
+        ]
+        if a.predicted_success is not None:
+            attrs.append(_attr("mastkit.predicted_success", a.predicted_success))
+        if a.attribution is not None and a.attribution.agent:
+            attrs.append(_attr("mastkit.attribution.agent", a.attribution.agent))
+        if a.attribution is not None and a.attribution.step is not None:
+            attrs.append(_attr("mastkit.attribution.step", a.attribution.step))
+        spans.append(
+            {
+                "traceId": tid,
+                "spanId": sid,
+                "name": "mastkit.annotation",
+                "kind": 1,
+                "startTimeUnixNano": str(now),
+                "endTimeUnixNano": str(now),
+                "attributes": attrs,
+                "events": events,
+                "status": {"code": 2 if present else 1, "message": ", ".join(present)},
+            }
+        )
+    return spans
+
+
+def export_request(spans: list[dict[str, Any]]) -> dict[str, Any]:
+    """An ``ExportTraceServiceRequest`` (OTLP/JSON) holding ``spans``."""
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [_attr("service.name", "mastkit")]},
+                "scopeSpans": [{"scope": {"name": "mastkit", "version": __version__}, "spans": spans}],
+            }
+        ]
+    }
+
+
+def post_json(
+    url: str,
+    payload: dict[str, Any],
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 10.0,
+    attempts: int = 3,
+    sleep: Any = time.sleep,
+) -> None:
+    """POST JSON (stdlib HTTP; payloads are small) with retries on 429/5xx and connection errors,
+    honouring ``retry-after``. Raises :class:`ExportError` with what happened on the last attempt."""
+    body = orjson.dumps(payload)
+    last = ""
+    for attempt in range(1, attempts + 1):
+        req = urllib.request.Request(
+            url, data=body, method="POST", headers={"Content-Type": "application/json", **dict(headers or {})}
+        )
+        retry_after: str | None = None
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                resp.read()
+                return
+        except urllib.error.HTTPError as exc:
+            last = f"HTTP {exc.code}: {exc.read()[:200].decode(errors='replace')}"
+            if exc.code != 429 and exc.code < 500:
+                raise ExportError(f"{url}: {last}") from None
+            retry_after = exc.headers.get("retry-after")
+        except (urllib.error.URLError, OSError) as exc:
+            last = f"{type(exc).__name__}: {exc}"
+        if attempt < attempts:
+            if retry_after and retry_after.replace(".", "", 1).isdigit():
+                sleep(min(float(retry_after), 30.0))
+            else:
+                sleep(0.5 * 2 ** (attempt - 1))
+    raise ExportError(f"{url}: gave up after {attempts} attempts ({last})")
+
+
+def basic_auth(user: str, password: str) -> dict[str, str]:
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+def export_otlp(
+    annotations: Iterable[Annotation],
+    endpoint: str,
+    *,
+    formats: Mapping[str, str | None] | None = None,
+    headers: Mapping[str, str] | None = None,
+    batch_size: int = 100,
+    timeout: float = 10.0,
+    redact: bool = True,
+) -> int:
+    """Send the annotations to ``{endpoint}/v1/traces``; returns the number of spans sent."""
+    url = endpoint.rstrip("/")
+    if not url.endswith("/v1/traces"):
+        url += "/v1/traces"
+    redactor = Redactor() if (redact or not _is_loopback(endpoint)) else None
+    spans = annotation_spans(annotations, formats=formats, redactor=redactor)
+    for i in range(0, len(spans), max(1, batch_size)):
+        post_json(url, export_request(spans[i : i + batch_size]), headers=headers, timeout=timeout)
+    return len(spans)
