@@ -1,0 +1,210 @@
+"""Inspect AI eval logs: .json EvalLog and zipped .eval, one trace per sample."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+from conftest import shared_path
+from mastkit.errors import TraceLoadError
+from mastkit.traces import Source, Trace, get_importer, iter_load, load_traces
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "inspect_ai"
+
+
+def _all(path: Path) -> list[Trace]:
+    traces = list(load_traces(path))
+    for t in traces:
+        assert t.source_format == "inspect_ai"
+        assert Trace.model_validate_json(t.model_dump_json()) == t
+    return traces
+
+
+def _native_events(t: Trace) -> int:
+    """Inspect events kept as raw on their own canonical event (pointer ``/events/<i>``)."""
+    return sum(
+        1
+        for e in t.events
+        if e.raw is not None
+        and e.source is not None
+        and (e.source.pointer or "").count("/") == 2
+        and (e.source.pointer or "").startswith("/events/")
+    )
+
+
+def _message_indexes(t: Trace) -> list[int]:
+    """Indexes into the sample's final ``messages`` list, one per message, on the event it produced."""
+    return sorted(e.extra["message_index"] for e in t.events if "message_index" in e.extra)
+
+
+def test_shared_json_sample_counts() -> None:
+    [t] = _all(shared_path("trace_samples", "inspect_ai_json", "2025-05-12T20-27-36-04-00_browser.json"))
+    # 1 sample; its 10 messages each map to exactly one canonical event chain
+    assert len(t.raw["sample"]["messages"]) == 10
+    assert _message_indexes(t) == list(range(10))
+    roles = Counter(m["role"] for m in t.raw["sample"]["messages"])
+    assert roles == {"user": 1, "assistant": 5, "tool": 4}
+    # 43 native events, each kept exactly once as raw of a canonical event
+    assert _native_events(t) == 43
+    kinds = t.kind_counts()
+    assert kinds["tool_call"] == 4 and kinds["tool_result"] == 4 and kinds["llm_call"] == 5
+    pairs = list(t.tool_calls())
+    assert all(
+        r is not None and r.tool_result and r.tool_result.call_id == c.tool_call.call_id
+        for c, r in pairs
+        if c.tool_call
+    )
+    assert [c.tool_call.name for c, _ in pairs if c.tool_call] == [
+        "web_browser_go", "web_browser_click", "web_browser_click", "web_browser_click",
+    ]  # fmt: skip
+    assert t.raw["log"]["status"] == "success"
+    assert t.outcome is not None and t.outcome.success is True and t.outcome.score == 1.0
+    assert t.outcome.metrics["scores"]["includes"]["value"] == "C"
+    assert (t.benchmark, t.model, t.framework) == ("browser", "openai/gpt-4o-mini", "inspect_ai")
+    assert t.trace_id == "ATYFNjyWUz4mZ5Dgj6yd4f" and t.task_id == "1"
+    assert t.task is not None and t.task.startswith("Use the web browser tool")
+    # per-call usage sums to the sample's model_usage
+    assert t.usage is not None and t.usage.input_tokens == 15235 and t.usage.cached_input_tokens == 9088
+    assert t.total_usage().input_tokens == 15235 and t.total_usage().output_tokens == 281
+    assert t.termination is not None and t.termination.by == "agent" and t.termination.native == "stop"
+    assert {r for e in t.events if (r := e.role)} == {"user", "assistant", "tool"}
+
+
+def test_shared_eval_zip_counts() -> None:
+    path = shared_path("trace_samples", "inspect_ai_eval", "log.eval")
+    assert get_importer("inspect_ai").sniff(Source(path)) >= 0.9
+    traces = _all(path)
+    assert len(traces) == 15  # one per samples/<id>_epoch_<n>.json
+    # messages = the samples' final message lists (332 in all), each linked to one event
+    assert sum(len(t.raw["sample"]["messages"]) for t in traces) == 332
+    for t in traces:
+        assert _message_indexes(t) == list(range(len(t.raw["sample"]["messages"])))
+    assert sum(_native_events(t) for t in traces) == 505
+    assert sum(t.kind_counts()["tool_call"] for t in traces) == 121
+    assert sum(t.kind_counts()["llm_call"] for t in traces) == 147
+    assert Counter(t.outcome.success for t in traces if t.outcome) == {True: 9, False: 6}
+    assert {t.benchmark for t in traces} == {"inspect_evals/luce_intercode_ctf"}
+    roles = Counter(m["role"] for t in traces for m in t.raw["sample"]["messages"])
+    assert set(roles) == {"system", "user", "assistant", "tool"}
+    limited = [t for t in traces if t.termination and t.termination.by == "limit"]
+    assert len(limited) == 3 and all(t.termination and t.termination.reason == "max_steps" for t in limited)
+    assert all(t.extra["zip_entry"].startswith("samples/") for t in traces)
+    # the system prompt added by the system_message solver shows up once, before the first model call
+    t = traces[0]
+    assert [e.subtype for e in t.events if e.role == "system"] == ["system_prompt"]
+
+
+def test_multi_agent_log_and_bad_sample() -> None:
+    items = list(iter_load(FIX / "multi_agent_log.json"))
+    assert [type(i).__name__ for i in items] == ["Trace", "TraceLoadError", "Trace"]
+    err = items[1]
+    assert isinstance(err, TraceLoadError) and "/samples/1" in err.reason
+    t = items[0]
+    assert isinstance(t, Trace) and t.source_format == "inspect_ai"
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    assert t.trace_id == "SmpFixA" and t.task_id == "q-17" and t.extra["epoch"] == 2
+    assert t.task == "Which city hosts the 2024 Olympics? Ask the researcher."  # attachment resolved
+    assert [a.name for a in t.agents] == ["lead", "researcher", "model_graded_fact"]
+    handoffs = [e for e in t.events if e.kind == "handoff"]
+    assert [(h.actor, h.recipients) for h in handoffs] == [("system", ["lead"]), ("lead", ["researcher"])]
+    # system prompt came from the pooled input (events_data + input_refs)
+    sys_msg = next(e for e in t.events if e.subtype == "system_prompt")
+    assert sys_msg.content == "You are the lead agent." and sys_msg.extra["message_index"] == 0
+    assert _message_indexes(t) == list(range(7))
+    reasoning = next(e for e in t.events if e.kind == "reasoning")
+    assert reasoning.actor == "lead" and reasoning.content == "I should delegate to the researcher."
+    failed = next(e for e in t.events if e.tool_result and e.tool_result.name == "web_search")
+    assert failed.tool_result is not None and failed.tool_result.is_error is True
+    assert (
+        failed.tool_result.status == "timeout" and failed.tool_result.output == "search timed out after 30s"
+    )
+    comp = next(e for e in t.events if e.subtype == "context_compaction")
+    summary = t.events[comp.seq + 1]
+    assert summary.is_copied_context and summary.subtype == "compaction_summary"
+    # model-graded scorer: its calls are attributed to the scorer, in the scorer phase
+    grader = [e for e in t.events if e.kind == "llm_call" and e.actor == "model_graded_fact"]
+    assert (
+        len(grader) == 1
+        and grader[0].extra["model_role"] == "grader"
+        and grader[0].phase == "model_graded_fact"
+    )
+    assert (
+        t.outcome is not None
+        and t.outcome.success is True
+        and t.outcome.metrics["primary_scorer"] == "model_graded_fact"
+    )
+    assert t.outcome.ground_truth == "Paris\nparis"
+    assert t.usage is not None and t.usage.cost_usd == 0.0021 and t.usage.cache_write_tokens == 20
+    first_llm = next(e for e in t.events if e.kind == "llm_call")
+    assert first_llm.usage is not None and first_llm.usage.cached_input_tokens == 100
+    # the sample without events is read from its messages; its error is the termination
+    t3 = items[2]
+    assert isinstance(t3, Trace) and t3.trace_id == "EvFix0001:3:1"
+    assert t3.kind_counts() == {"message": 3, "tool_call": 1, "tool_result": 1}
+    assert t3.termination is not None and (t3.termination.reason, t3.termination.by) == ("error", "error")
+    assert t3.outcome is not None and t3.outcome.score == 1.0 and t3.outcome.success is None
+    assert [c.tool_call.name for c, r in t3.tool_calls() if c.tool_call and r] == ["python"]
+
+
+def test_legacy_transcript_and_step_events() -> None:
+    [t] = _all(FIX / "legacy_transcript_log.json")
+    assert t.trace_id == "OldRun1:1:1" and t.framework_version == "0.3.25"
+    assert [e.subtype for e in t.events if e.kind == "system"] == ["step_begin", "log_warning", "step_end"]
+    assert all(e.phase == "generate" for e in t.events if e.kind in ("llm_call", "message"))
+    assert t.termination is not None and t.termination.reason == "max_steps" and t.termination.at_seq == 6
+    assert t.events[6].kind == "termination"
+    assert t.outcome is not None and t.outcome.success is False
+    assert _message_indexes(t) == [0, 1]
+
+
+def _write_eval(path: Path, header: dict, samples: dict[str, object]) -> None:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("_journal/start.json", json.dumps({k: header[k] for k in ("version", "eval", "plan")}))
+        for name, sample in samples.items():
+            zf.writestr(name, sample if isinstance(sample, str) else json.dumps(sample))
+        if header.get("status") != "started":
+            zf.writestr("header.json", json.dumps(header))
+
+
+def test_eval_zip_written_by_helper(tmp_path: Path) -> None:
+    doc = json.loads((FIX / "multi_agent_log.json").read_text())
+    header = {k: v for k, v in doc.items() if k != "samples"}
+    samples = {
+        "samples/q-17_epoch_2.json": doc["samples"][0],
+        "samples/2_epoch_1.json": "{not json",
+        "samples/3_epoch_1.json": doc["samples"][2],
+    }
+    path = tmp_path / "run.eval"
+    _write_eval(path, header, samples)
+    assert get_importer("inspect_ai").sniff(Source(path)) >= 0.9
+    items = list(iter_load(path))
+    assert [type(i).__name__ for i in items] == ["Trace", "TraceLoadError", "Trace"]
+    assert isinstance(items[1], TraceLoadError) and "samples/2_epoch_1.json" in items[1].reason
+    t = items[0]
+    assert isinstance(t, Trace) and t.extra["zip_entry"] == "samples/q-17_epoch_2.json"
+    assert all(e.source is None or e.source.path == "samples/q-17_epoch_2.json" for e in t.events)
+    assert t.raw["log"]["status"] == "error"
+    # a run still in progress: no header.json, the journal's start record is the header
+    started = tmp_path / "live.eval"
+    _write_eval(started, {**header, "status": "started"}, {"samples/3_epoch_1.json": doc["samples"][2]})
+    [live] = _all(started)
+    assert live.trace_id == "EvFix0001:3:1" and "status" not in live.raw["log"]
+
+
+def test_sniff_is_specific(tmp_path: Path) -> None:
+    imp = get_importer("inspect_ai")
+    other = tmp_path / "other.zip"
+    with zipfile.ZipFile(other, "w") as zf:
+        zf.writestr("data.json", "{}")
+    assert imp.sniff(Source(other)) == 0.0
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}], "eval": "x"}))
+    assert imp.sniff(Source(chat)) == 0.0
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps({"version": 2, "eval": {"task": "t", "model": "m"}, "status": "success", "samples": 5})
+    )
+    [err] = list(iter_load(bad))
+    assert isinstance(err, TraceLoadError) and "'samples' is not a list" in err.reason
