@@ -237,7 +237,11 @@ def usage_from(d: Any) -> Usage | None:
         "tokens_received",
     )
     cached = num(
-        "cached_input_tokens", "cache_read_input_tokens", "cache_read_tokens", "cachedContentTokenCount"
+        "cached_input_tokens",
+        "cache_read_input_tokens",
+        "cache_read_tokens",
+        "cachedContentTokenCount",
+        "cached_tokens",
     )
     details = d.get("prompt_tokens_details") or d.get("input_tokens_details")
     if cached is None and isinstance(details, dict):

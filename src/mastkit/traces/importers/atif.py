@@ -1,0 +1,146 @@
+"""Harbor / Terminal-Bench ATIF trajectories (Agent Trajectory Interchange Format, v1.0–v1.5).
+
+A ``trajectory.json`` document: ``{schema_version: "ATIF-v1.x", session_id, agent: {name,
+version, model_name}, steps: [...], notes?, final_metrics?, continued_trajectory_ref?, extra?}``.
+A step: ``{step_id, timestamp?, source: system|user|agent, model_name?, message, reasoning_content?,
+tool_calls?: [{tool_call_id, function_name, arguments}], observation?: {results: [{source_call_id?,
+content?, subagent_trajectory_ref?}]}, metrics?: {prompt_tokens, completion_tokens, cached_tokens,
+cost_usd, ...}, extra?}``. ``message`` may be a string or a list of content parts.
+
+Mapping, per step in order: ``reasoning_content`` → ``reasoning``; ``message`` → ``message``
+(role from ``source``; agent steps have actor = ``agent.name``); each tool call → ``tool_call``;
+each observation result → ``tool_result`` paired by ``source_call_id`` (a result without one is
+an environment ``message`` — system steps use it for system observations). ``metrics`` → usage of
+the step's model call (all events of an agent step share its ``llm_call_id``; the usage sits on the
+first). Sub-agent trajectory references are kept in ``extra``. ``final_metrics`` and ``notes`` stay
+in ``Trace.raw``. There is no success flag in ATIF: ``outcome`` is left empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces._build import (
+    TraceBuilder,
+    content_text,
+    dumps_text,
+    parse_arguments,
+    parse_ts,
+    usage_from,
+)
+from mastkit.traces.model import SourceRef, ToolCall, ToolResult, Trace
+from mastkit.traces.registry import Importer, register
+from mastkit.traces.source import Source
+
+_ROLE = {"system": "system", "user": "user", "agent": "assistant"}
+
+
+@register
+class AtifImporter(Importer):
+    name = "atif"
+    description = "Harbor / Terminal-Bench ATIF trajectory.json (Agent Trajectory Interchange Format)"
+
+    def sniff(self, src: Source) -> float:
+        if src.json_shape != "object":
+            return 0.0
+        if '"ATIF-v' in src.head_text:
+            return 0.95
+        rec = src.first_record
+        if (
+            isinstance(rec, dict)
+            and isinstance(rec.get("steps"), list)
+            and "session_id" in rec
+            and "agent" in rec
+        ):
+            return 0.8
+        return 0.0
+
+    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        doc = src.json
+        if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+            raise FormatError("not an ATIF trajectory: no 'steps' list")
+        yield self.convert(doc, src)
+
+    def convert(self, doc: dict[str, Any], src: Source) -> Trace:
+        raw_agent = doc.get("agent")
+        agent: dict[str, Any] = raw_agent if isinstance(raw_agent, dict) else {}
+        agent_name = str(agent.get("name") or "agent")
+        model = agent.get("model_name") if isinstance(agent.get("model_name"), str) else None
+        b = TraceBuilder(self.name, src.path, trace_id=str(doc.get("session_id") or "") or None)
+        b.agent(agent_name, model=model)
+        names: dict[str, str] = {}
+        first_user: str | None = None
+        for i, step in enumerate(doc["steps"]):
+            if not isinstance(step, dict):
+                raise FormatError(f"steps[{i}] is not an object")
+            source = str(step.get("source") or "")
+            role = _ROLE.get(source)
+            if role is None:
+                raise FormatError(f"steps[{i}]: unknown source {source!r} (expected system, user or agent)")
+            actor = agent_name if source == "agent" else source
+            ts = parse_ts(step.get("timestamp"))
+            step_model = step.get("model_name") if isinstance(step.get("model_name"), str) else model
+            llm_id = f"step-{step.get('step_id', i)}" if source == "agent" else None
+            usage = usage_from(step.get("metrics")) if source == "agent" else None
+            ref = SourceRef(pointer=f"/steps/{i}")
+            common: dict[str, Any] = {"started_at": ts, "llm_call_id": llm_id, "source": ref}
+            raw_left: dict[str, Any] | None = step
+
+            def take_raw() -> dict[str, Any] | None:
+                nonlocal raw_left
+                r, raw_left = raw_left, None
+                return r
+
+            def take_usage() -> Any:
+                nonlocal usage
+                u, usage = usage, None
+                return u
+
+            extra = {k: step[k] for k in ("step_id", "reasoning_effort", "extra") if k in step}
+            reasoning = step.get("reasoning_content")
+            if isinstance(reasoning, str) and reasoning:
+                b.add("reasoning", actor=actor, role=role, content=reasoning, model=step_model,
+                      usage=take_usage(), raw=take_raw(), extra=dict(extra), **common)  # fmt: skip
+            message = content_text(step.get("message"))
+            if message or not step.get("tool_calls"):
+                if source == "user" and first_user is None:
+                    first_user = message
+                b.add("message", actor=actor, role=role, content=message or "", model=step_model if source == "agent" else None,
+                      usage=take_usage(), raw=take_raw(), extra=dict(extra), **common)  # fmt: skip
+            for j, call in enumerate(step.get("tool_calls") or []):
+                if not isinstance(call, dict) or not call.get("function_name"):
+                    raise FormatError(f"steps[{i}].tool_calls[{j}] has no function_name")
+                args, args_raw = parse_arguments(call.get("arguments"))
+                cid = str(call["tool_call_id"]) if call.get("tool_call_id") is not None else None
+                if cid:
+                    names[cid] = str(call["function_name"])
+                b.add("tool_call", actor=actor, role="assistant", model=step_model, usage=take_usage(), raw=take_raw(),
+                      tool_call=ToolCall(name=str(call["function_name"]), call_id=cid, arguments=args, arguments_raw=args_raw),
+                      **common)  # fmt: skip
+            observation = step.get("observation")
+            results = observation.get("results") if isinstance(observation, dict) else None
+            for k, res in enumerate(results or []):
+                if not isinstance(res, dict):
+                    raise FormatError(f"steps[{i}].observation.results[{k}] is not an object")
+                content = res.get("content")
+                text = content_text(content) if not isinstance(content, str) else content
+                sub = res.get("subagent_trajectory_ref")
+                rextra = {"subagent_trajectory_ref": sub} if sub else {}
+                rref = SourceRef(pointer=f"/steps/{i}/observation/results/{k}")
+                sid = res.get("source_call_id")
+                if sid is not None:
+                    b.add("tool_result", actor="environment", role="tool", started_at=ts, source=rref,
+                          tool_result=ToolResult(call_id=str(sid), name=names.get(str(sid)), output=text),
+                          raw=take_raw(), extra=rextra)  # fmt: skip
+                else:
+                    b.add("message", actor="environment", role="environment", content=text or dumps_text(content),
+                          started_at=ts, source=rref, subtype="observation", raw=take_raw(), extra=rextra)  # fmt: skip
+        envelope = {k: v for k, v in doc.items() if k != "steps"}
+        return b.build(
+            framework=f"{agent_name} {agent.get('version')}".strip() if agent.get("version") else agent_name,
+            model=model,
+            task=first_user,
+            raw=envelope,
+        )

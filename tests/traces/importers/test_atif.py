@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import mastkit
+from conftest import FIXTURES
+from mastkit.errors import TraceLoadError
+from mastkit.traces.model import Trace
+
+PATH = FIXTURES / "atif" / "trajectory.json"
+
+
+def test_atif_trajectory_maps_steps_calls_results_and_usage() -> None:
+    (t,) = list(mastkit.load_traces(PATH))
+    assert t.source_format == "atif" and t.trace_id == "tb-fix-cron-7f3a"
+    assert t.model == "gpt-4.1-mini" and t.framework == "terminus-2 2.0.1"
+    assert t.task is not None and t.task.startswith("The nightly backup")
+    kinds = Counter(e.kind for e in t.events)
+    assert kinds == Counter({"message": 6, "tool_call": 3, "tool_result": 3, "reasoning": 1})
+    calls = {c.tool_call.call_id: (c, r) for c, r in t.tool_calls() if c.tool_call}
+    assert set(calls) == {"call_1", "call_2", "call_3"}
+    c1, r1 = calls["call_1"]
+    assert c1.tool_call is not None and c1.tool_call.arguments == {"command": "cat /etc/cron.d/backup"}
+    assert r1 is not None and r1.tool_result is not None and "backup.sh" in (r1.tool_result.output or "")
+    assert {e.actor for e in t.events if e.role == "assistant"} == {"terminus-2"}
+    usage = t.total_usage()
+    assert usage.input_tokens == 812 + 950 and usage.output_tokens == 144 and usage.cached_input_tokens == 512
+    # the step's usage is counted once, on its first event
+    assert sum(1 for e in t.events if e.usage is not None) == 2
+    sub = [e for e in t.events if e.extra.get("subagent_trajectory_ref")]
+    assert len(sub) == 1 and sub[0].role == "environment"
+    assert t.raw["final_metrics"]["total_steps"] == 5
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+
+
+def test_atif_errors_are_clear(tmp_path: Path) -> None:
+    doc = json.loads(PATH.read_text())
+    doc["steps"][2]["source"] = "robot"
+    bad = tmp_path / "trajectory.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(TraceLoadError, match="unknown source 'robot'"):
+        list(mastkit.load_traces(bad))
+
+
+def test_atif_minimal_fields() -> None:
+    doc = {"schema_version": "ATIF-v1.0", "session_id": "s", "agent": {"name": "a", "version": "1"},
+           "steps": [{"step_id": 1, "source": "user", "message": "hi"}, {"step_id": 2, "source": "agent", "message": "hello"}]}  # fmt: skip
+    from mastkit.traces.registry import importers
+    from mastkit.traces.source import Source
+
+    imp = next(i for i in importers() if i.name == "atif")
+    p = Path(FIXTURES.parent / "_tmp_atif_min.json")
+    try:
+        p.write_text(json.dumps(doc))
+        src = Source(p)
+        assert imp.sniff(src) >= 0.9
+        (t,) = list(imp.load(src))
+        assert [e.role for e in t.events] == ["user", "assistant"]
+    finally:
+        p.unlink()
