@@ -46,19 +46,16 @@ def test_atif_errors_are_clear(tmp_path: Path) -> None:
         list(mastkit.load_traces(bad))
 
 
-def test_atif_minimal_fields() -> None:
+def test_atif_minimal_fields(tmp_path: Path) -> None:
     doc = {"schema_version": "ATIF-v1.0", "session_id": "s", "agent": {"name": "a", "version": "1"},
            "steps": [{"step_id": 1, "source": "user", "message": "hi"}, {"step_id": 2, "source": "agent", "message": "hello"}]}  # fmt: skip
     from mastkit.traces.registry import importers
     from mastkit.traces.source import Source
 
     imp = next(i for i in importers() if i.name == "atif")
-    p = Path(FIXTURES.parent / "_tmp_atif_min.json")
-    try:
-        p.write_text(json.dumps(doc))
-        src = Source(p)
-        assert imp.sniff(src) >= 0.9
-        (t,) = list(imp.load(src))
-        assert [e.role for e in t.events] == ["user", "assistant"]
-    finally:
-        p.unlink()
+    p = tmp_path / "trajectory.json"
+    p.write_text(json.dumps(doc))
+    src = Source(p)
+    assert imp.sniff(src) >= 0.9
+    (t,) = list(imp.load(src))
+    assert [e.role for e in t.events] == ["user", "assistant"]
