@@ -1,0 +1,131 @@
+"""MetaGPT run logs (loguru text), as MetaGPT writes them to the console and ``logs/log.txt``.
+
+A record starts with ``YYYY-MM-DD HH:mm:ss.SSS | LEVEL | module:function:line - message``; lines
+that follow without that prefix belong to it (MetaGPT streams the LLM's output to the log, so a
+role's whole answer follows its ``to do`` record). Records that mastkit reads:
+
+* ``Alice(Product Manager): to do WritePRD(WritePRD)`` (``metagpt.roles.role:_act``) → a ``plan``
+  event by that role (actor = the name, the profile in ``extra``); the streamed output that
+  follows → a ``message`` by the same role;
+* ``Total running cost: $0.012 | Max budget: $3.000 | Current cost: $0.003, prompt_tokens: 123,
+  completion_tokens: 45`` (``cost_manager``) → an ``llm_call`` event with that call's usage and cost;
+* ``WARNING`` / ``ERROR`` / ``CRITICAL`` records → ``error`` events; tracebacks stay in their record;
+* every other record → a ``system`` event, subtype = ``module:function``.
+
+The whole log is one trace (MetaGPT writes one run per process). Nothing of the text is dropped:
+each record's full text is its event's ``raw``. Budget exhaustion (``NoMoneyException`` /
+"Insufficient funds") sets the termination to ``cost_limit``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces._build import TraceBuilder, parse_ts
+from mastkit.traces.model import SourceRef, Termination, Trace, Usage
+from mastkit.traces.registry import Importer, register
+from mastkit.traces.source import Source
+
+_RECORD = re.compile(
+    r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \| (?P<level>[A-Z]+)\s*\| "
+    r"(?P<where>[\w.<>]+:[\w<>]+:\d+) - (?P<msg>.*)$"
+)
+_TODO = re.compile(r"^(?P<name>[\w .-]{1,60})\((?P<profile>[^)]{1,80})\): to do (?P<action>\w+)")
+_COST = re.compile(
+    r"Total running cost: \$(?P<total>[\d.]+).*?Current cost: \$(?P<cost>[\d.]+), "
+    r"prompt_tokens: (?P<p>\d+), completion_tokens: (?P<c>\d+)"
+)
+_BUDGET = re.compile(r"NoMoneyException|Insufficient funds|exceeded.*budget", re.I)
+
+
+@register
+class MetaGPTImporter(Importer):
+    name = "metagpt"
+    description = "MetaGPT loguru run logs (log.txt / console output)"
+
+    def sniff(self, src: Source) -> float:
+        if src.json_shape != "none" or src.is_binary:
+            return 0.0
+        head = src.head_text
+        first = next((ln for ln in head.splitlines() if ln.strip()), "")
+        if _RECORD.match(first) and "metagpt." in head:
+            return 0.9
+        return 0.0
+
+    def _records(self, src: Source) -> Iterator[tuple[int, list[str]]]:
+        start: int = 0
+        lines: list[str] = []
+        for no, line in enumerate(src.text.splitlines(), start=1):
+            if _RECORD.match(line):
+                if lines:
+                    yield start, lines
+                start, lines = no, [line]
+            elif lines:
+                lines.append(line)
+            elif line.strip():
+                raise FormatError(f"line {no}: text before the first MetaGPT log record", line=no)
+        if lines:
+            yield start, lines
+
+    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        b = TraceBuilder(self.name, src.path)
+        termination: Termination | None = None
+        task: str | None = None
+        for line_no, lines in self._records(src):
+            m = _RECORD.match(lines[0])
+            assert m is not None
+            msg, level, where = m.group("msg"), m.group("level"), m.group("where")
+            body = "\n".join(lines[1:])
+            ts = parse_ts(m.group("ts").replace(" ", "T"))
+            ref = SourceRef(line=line_no, end_line=line_no + len(lines) - 1)
+            raw = "\n".join(lines)
+            module_fn = ":".join(where.split(":")[:2])
+            extra: dict[str, Any] = {"level": level, "where": where}
+            todo = _TODO.match(msg)
+            cost = _COST.search(msg)
+            if todo:
+                actor = todo.group("name").strip()
+                b.agent(actor, role_description=todo.group("profile"))
+                b.add("plan", actor=actor, role="assistant", content=msg, started_at=ts, source=ref, raw=raw,
+                      extra={**extra, "action": todo.group("action"), "profile": todo.group("profile")})  # fmt: skip
+                if body.strip():
+                    b.add("message", actor=actor, role="assistant", content=body, started_at=ts,
+                          source=SourceRef(line=line_no + 1, end_line=line_no + len(lines) - 1),
+                          extra={"action": todo.group("action")})  # fmt: skip
+            elif cost:
+                usage = Usage(
+                    input_tokens=int(cost.group("p")),
+                    output_tokens=int(cost.group("c")),
+                    cost_usd=float(cost.group("cost")),
+                )
+                prev = b.last
+                b.add("llm_call", actor=prev.actor if prev else None, usage=usage, content=msg, started_at=ts,
+                      source=ref, raw=raw, extra={**extra, "total_cost_usd": float(cost.group("total"))})  # fmt: skip
+            elif level in ("WARNING", "ERROR", "CRITICAL"):
+                b.add("error", content=msg + ("\n" + body if body else ""), started_at=ts, source=ref, raw=raw,
+                      subtype=module_fn, extra=extra)  # fmt: skip
+                if _BUDGET.search(raw):
+                    termination = Termination(
+                        reason="cost_limit",
+                        by="limit",
+                        native=msg[:200],
+                        at_seq=b.last.seq if b.last else None,
+                    )
+            else:
+                if task is None and "idea" in msg.lower():
+                    task = msg
+                b.add("system", content=msg + ("\n" + body if body else ""), started_at=ts, source=ref, raw=raw,
+                      subtype=module_fn, extra=extra)  # fmt: skip
+                if _BUDGET.search(raw):
+                    termination = Termination(
+                        reason="cost_limit",
+                        by="limit",
+                        native=msg[:200],
+                        at_seq=b.last.seq if b.last else None,
+                    )
+        if not b.events:
+            raise FormatError("no MetaGPT log records")
+        yield b.build(framework="MetaGPT", task=task, termination=termination)

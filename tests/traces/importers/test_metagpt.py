@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import mastkit
+from conftest import FIXTURES
+from mastkit.errors import TraceLoadError
+from mastkit.traces.model import Trace
+
+LOG = FIXTURES / "metagpt" / "log.txt"
+
+
+def test_metagpt_log_roles_outputs_costs_and_errors() -> None:
+    (t,) = list(mastkit.load_traces(LOG))
+    assert t.source_format == "metagpt" and t.framework == "MetaGPT"
+    kinds = Counter(e.kind for e in t.events)
+    assert kinds == Counter({"system": 2, "plan": 2, "message": 2, "llm_call": 2, "error": 2})
+    assert {a.name: a.role_description for a in t.agents} == {"Alice": "Product Manager", "Bob": "Architect"}
+    alice = [e for e in t.events if e.actor == "Alice" and e.kind == "message"]
+    assert alice and "Original Requirements" in (alice[0].content or "")
+    calls = [e for e in t.events if e.kind == "llm_call"]
+    assert [c.actor for c in calls] == ["Alice", "Bob"]
+    usage = t.total_usage()
+    assert usage.input_tokens == 812 + 1204 and usage.output_tokens == 350
+    assert usage.cost_usd == pytest.approx(0.009)
+    assert t.termination is not None and t.termination.reason == "cost_limit"
+    err = [e for e in t.events if e.kind == "error"][-1]
+    assert "NoMoneyException" in (err.content or "") and err.source is not None and err.source.line == 14 and err.source.end_line == 18
+    # nothing dropped: every line of the file is in some event's raw or content
+    text = LOG.read_text()
+    covered = "\n".join(str(e.raw) if isinstance(e.raw, str) else (e.content or "") for e in t.events)
+    for line in text.splitlines():
+        assert line in covered
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+
+
+def test_text_before_first_record_is_an_error(tmp_path: Path) -> None:
+    bad = tmp_path / "log.txt"
+    bad.write_text("hello\n" + LOG.read_text())
+    with pytest.raises(TraceLoadError):
+        list(mastkit.load_traces(bad, format="metagpt"))
