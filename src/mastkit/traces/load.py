@@ -74,7 +74,12 @@ def iter_source(src: Source, format: str | None = None) -> Iterator[Trace | Trac
             if not src.is_dir and src.size == 0:
                 yield TraceLoadError(path, "empty file")
                 return
-            imps = [imp for _score, imp in candidates(src)]
+            scored = candidates(src)
+            imps = [imp for _score, imp in scored]
+            # A format that claimed the file with confidence and then failed is the answer: do not
+            # hide its error behind a last-resort importer (plain text reads anything).
+            if scored and scored[0][0] >= 0.8 and not scored[0][1].fallback:
+                imps = [imp for imp in imps if not imp.fallback]
         except OSError as exc:
             yield _as_error(exc, path, [])
             return
