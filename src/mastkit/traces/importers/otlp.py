@@ -1,0 +1,1138 @@
+"""OpenTelemetry trace exports (OTLP/JSON) carrying GenAI / OpenInference / OpenLLMetry spans.
+
+Shapes read:
+
+* one OTLP ``ExportTraceServiceRequest`` object ``{resourceSpans: [{resource: {attributes},
+  scopeSpans: [{scope, spans: [...]}]}]}`` (also ``resource_spans``/``scope_spans`` snake case,
+  the pre-1.0 ``instrumentationLibrarySpans``, and Tempo's ``batches``);
+* JSONL with one such request per line (the collector ``file`` exporter), or a JSON list of them;
+* flat span lists some tools write: spans with ``trace_id``/``span_id`` (or the Python SDK
+  ``ConsoleSpanExporter`` layout ``{name, context: {trace_id, span_id}, parent_id, start_time,
+  status: {status_code}, attributes: {...}, events, resource}``, or Phoenix-style
+  ``context.span_id`` / ``span_kind`` / nested ``attributes``), as a list, JSONL or ``{spans: [...]}``.
+
+Attribute values are OTLP ``AnyValue`` objects (``stringValue``, ``intValue`` as text,
+``doubleValue``, ``boolValue``, ``arrayValue``, ``kvlistValue``, ``bytesValue``) or plain JSON;
+nested values are flattened to dotted keys. Ids are hex (OTLP/JSON), ``0x``-prefixed hex, or
+base64 (protobuf JSON mapping); all become lower-case hex.
+
+Spans are grouped by trace id (one :class:`Trace` each, spans of one trace may be spread over many
+lines), then walked depth-first from the roots, children in start-time order. A span's class comes
+from ``openinference.span.kind``, else ``gen_ai.operation.name``, else ``traceloop.span.kind``, else
+the presence of GenAI attributes. Mapping:
+
+* LLM / ``chat``: new input messages (system/user/tool; re-sent history is skipped, new assistant
+  turns that the trace never produced are flagged ``is_copied_context``), an ``llm_call`` event
+  (model, usage), then the output: ``reasoning``, ``message`` and one ``tool_call`` per call.
+  Messages are read from current GenAI ``gen_ai.input.messages`` / ``gen_ai.output.messages`` /
+  ``gen_ai.system_instructions`` (JSON with ``parts``), OpenInference ``llm.input_messages.N.*`` /
+  ``llm.output_messages.N.*``, legacy ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` (tool calls
+  in ``gen_ai.completion.N.tool_calls.M.*``), OpenLIT ``gen_ai.prompt``/``gen_ai.completion``, span
+  events (``gen_ai.{system,user,assistant,tool}.message``, ``gen_ai.choice``,
+  ``gen_ai.content.prompt|completion``, ``gen_ai.client.inference.operation.details``), and, last,
+  ``gen_ai.response.content`` or ``input.value``/``output.value``.
+* TOOL / ``execute_tool`` / RETRIEVER: ``tool_call`` (skipped when the model output already
+  announced the call: matched by ``gen_ai.tool.call.id``/``tool_call.id``, else by tool name) and a
+  ``tool_result`` at the span end (``is_error`` from the span status, duration).
+* AGENT / ``invoke_agent``: ``handoff`` with ``actor`` = the agent name (``agent.name``,
+  ``gen_ai.agent.name``, else the span name); nested spans inherit the actor. ``create_agent``:
+  ``system`` event (subtype ``create_agent``) and an agent entry.
+* CHAIN, EVALUATOR, GUARDRAIL, EMBEDDING, ... and non-GenAI spans: ``system`` event with that
+  subtype (kept so nothing is lost). An LLM span that wraps another LLM span counts as a chain.
+* Span status ERROR: an ``error`` event after the span's other events (message from the status or
+  the ``exception`` span event); an ERROR root span gives the termination.
+* ``gen_ai.evaluation.result`` events on the root span give the outcome (score, pass/fail label,
+  metrics); the root ``output.value`` is the final output.
+
+Every span's native dict is the ``raw`` of its first event; ``source`` has the JSONL line and a
+JSON pointer to the span. Resource attributes and scopes go to ``Trace.raw``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, validation_reason
+from mastkit.traces.importers._llm_spans import (
+    Msg,
+    PendingCalls,
+    SeenContext,
+    as_text,
+    idval,
+    maybe_json,
+    message_list,
+    messages_from,
+    sval,
+)
+from mastkit.traces.model import Outcome, SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
+from mastkit.traces.registry import Importer, register
+from mastkit.traces.source import Source
+
+_OI_KINDS = {
+    "LLM": "llm", "CHAIN": "chain", "TOOL": "tool", "AGENT": "agent", "RETRIEVER": "retriever",
+    "EMBEDDING": "embedding", "RERANKER": "reranker", "GUARDRAIL": "guardrail", "EVALUATOR": "evaluator",
+    "PROMPT": "prompt", "UNKNOWN": "span",
+}  # fmt: skip
+_GENAI_OPS = {
+    "chat": "llm", "text_completion": "llm", "generate_content": "llm", "completion": "llm",
+    "execute_tool": "tool", "invoke_agent": "agent", "create_agent": "create_agent", "embeddings": "embedding",
+    "retrieval": "retriever", "invoke_workflow": "chain",
+}  # fmt: skip
+_TRACELOOP_KINDS = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
+_SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
+# Attribute values that are whole JSON documents: never flattened.
+_KEEP_WHOLE = frozenset(
+    {
+        "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+        "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "input.value",
+        "output.value", "llm.invocation_parameters", "metadata", "tool.parameters", "gen_ai.prompt",
+        "gen_ai.completion", "traceloop.entity.input", "traceloop.entity.output",
+    }
+)  # fmt: skip
+_GOAL_KEYS = ("user_goal", "goal", "task", "question", "query", "instruction")
+_REQUEST_KEYS = ("resourceSpans", "resource_spans", "batches")
+_NOT_TRACES = ("resourceLogs", "resource_logs", "resourceMetrics", "resource_metrics")
+
+
+# -- decoding -----------------------------------------------------------------------------------
+
+
+def _any_value(v: Any) -> Any:
+    """Decode an OTLP ``AnyValue`` (camelCase or snake_case keys)."""
+    if not isinstance(v, dict):
+        return v
+    if not v:
+        return None
+    for key, val in v.items():
+        if key in ("stringValue", "string_value"):
+            return val
+        if key in ("intValue", "int_value"):
+            try:
+                return int(val)
+            except (TypeError, ValueError):
+                return val
+        if key in ("doubleValue", "double_value"):
+            try:
+                return float(val)
+            except (TypeError, ValueError):
+                return val
+        if key in ("boolValue", "bool_value"):
+            return val
+        if key in ("bytesValue", "bytes_value"):
+            return val
+        if key in ("arrayValue", "array_value"):
+            values = val.get("values") if isinstance(val, dict) else None
+            return [_any_value(x) for x in values] if isinstance(values, list) else []
+        if key in ("kvlistValue", "kvlist_value"):
+            values = val.get("values") if isinstance(val, dict) else None
+            return _kv_dict(values)
+    return v
+
+
+def _kv_dict(values: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(values, list):
+        for kv in values:
+            if isinstance(kv, dict) and isinstance(kv.get("key"), str):
+                out[kv["key"]] = _any_value(kv.get("value"))
+    return out
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if prefix not in _KEEP_WHOLE:
+        if isinstance(value, dict) and value:
+            for k, v in value.items():
+                _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+            return
+        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value) and prefix:
+            for i, v in enumerate(value):
+                _flatten(f"{prefix}.{i}", v, out)
+            return
+    out[prefix] = value
+
+
+def _attributes(value: Any) -> dict[str, Any]:
+    """Flat dotted-key attributes from an OTLP key/value list or a (nested) dict."""
+    if isinstance(value, list):
+        value = _kv_dict(value)
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(str(k), v, out)
+    return out
+
+
+def _hex_id(v: Any) -> str | None:
+    """Hex span/trace id from hex, ``0x`` hex or base64 text; None for absent/all-zero ids."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return format(v, "x") if v else None
+    if not isinstance(v, str):
+        return None
+    s = v.strip()
+    if s[:2] in ("0x", "0X"):
+        s = s[2:]
+    if not s:
+        return None
+    if len(s) in (16, 32) and all(c in "0123456789abcdefABCDEF" for c in s):
+        return None if set(s) == {"0"} else s.lower()
+    try:
+        raw = base64.b64decode(s, validate=True)
+    except (binascii.Error, ValueError):
+        return s
+    if len(raw) in (8, 16):
+        return None if not any(raw) else raw.hex()
+    return s
+
+
+def _status(sp: dict[str, Any]) -> tuple[str, str | None]:
+    st = sp.get("status")
+    code: Any = None
+    msg: Any = None
+    if isinstance(st, dict):
+        code = st.get("code", st.get("status_code"))
+        msg = st.get("message", st.get("description"))
+    elif isinstance(st, (str, int)):
+        code = st
+    if code is None:
+        code = sp.get("status_code", sp.get("statusCode"))
+        msg = msg or sp.get("status_message", sp.get("statusMessage"))
+    word = "UNSET"
+    if isinstance(code, int) and not isinstance(code, bool):
+        word = {1: "OK", 2: "ERROR"}.get(code, "UNSET")
+    elif isinstance(code, str):
+        up = code.upper()
+        if up in ("1", "2"):
+            word = "OK" if up == "1" else "ERROR"
+        elif "ERROR" in up:
+            word = "ERROR"
+        elif up.endswith("OK"):
+            word = "OK"
+    return word, msg if isinstance(msg, str) and msg else None
+
+
+def _span_kind(v: Any) -> str | None:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return _SPAN_KINDS[v] if 0 <= v < len(_SPAN_KINDS) else str(v)
+    if isinstance(v, str) and v:
+        word = v.replace("SpanKind.", "").replace("SPAN_KIND_", "").upper()
+        return word
+    return None
+
+
+def _first(d: dict[str, Any], *keys: str) -> Any:
+    for k in keys:
+        v = d.get(k)
+        if v is not None and v != "":
+            return v
+    return None
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return int(v)
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v)
+    return None
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Groups of ``<prefix><i>.<rest>`` keys, in index order: ``[{rest: value}, ...]``."""
+    groups: dict[int, dict[str, Any]] = {}
+    for k, v in attrs.items():
+        if k.startswith(prefix):
+            idx, _, rest = k[len(prefix) :].partition(".")
+            if idx.isdigit():
+                groups.setdefault(int(idx), {})[rest] = v
+    return [groups[i] for i in sorted(groups)]
+
+
+# -- spans --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Span:
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: str | None
+    start: datetime | None
+    end: datetime | None
+    status: str
+    status_message: str | None
+    attrs: dict[str, Any]
+    events: list[tuple[str, datetime | None, dict[str, Any]]]
+    resource: dict[str, Any]
+    scope: dict[str, Any]
+    raw: Any
+    line: int | None
+    pointer: str
+    order: int
+    cls: str = "span"
+    native_kind: str = ""
+
+    def sort_key(self) -> tuple[bool, float, int]:
+        return (self.start is None, self.start.timestamp() if self.start else 0.0, self.order)
+
+
+def _is_flat_span(rec: Any) -> bool:
+    if not isinstance(rec, dict) or "span_data" in rec:
+        return False
+    ctx_val = rec.get("context")
+    ctx: dict[str, Any] = ctx_val if isinstance(ctx_val, dict) else {}
+    has_trace = any(k in rec for k in ("traceId", "trace_id", "context.trace_id")) or "trace_id" in ctx
+    has_span = any(k in rec for k in ("spanId", "span_id", "context.span_id")) or "span_id" in ctx
+    return has_trace and has_span and "name" in rec
+
+
+def _classify(attrs: dict[str, Any], name: str) -> tuple[str, str]:
+    """(class, native kind word) of a span."""
+    oi = attrs.get("openinference.span.kind")
+    if isinstance(oi, str) and oi.upper() in _OI_KINDS:
+        return _OI_KINDS[oi.upper()], oi.upper()
+    op = attrs.get("gen_ai.operation.name")
+    if isinstance(op, str) and op in _GENAI_OPS:
+        return _GENAI_OPS[op], op
+    tl = attrs.get("traceloop.span.kind")
+    if isinstance(tl, str) and tl in _TRACELOOP_KINDS:
+        return _TRACELOOP_KINDS[tl], tl
+    if isinstance(op, str) and op:
+        return "span", op
+    if any(k in attrs for k in ("gen_ai.request.model", "llm.model_name", "llm.request.type")) or any(
+        k.startswith(("gen_ai.prompt.", "gen_ai.completion.", "llm.input_messages.")) for k in attrs
+    ):
+        return "llm", "llm"
+    if "gen_ai.tool.name" in attrs:
+        return "tool", "tool"
+    return "span", ""
+
+
+class _Ctx:
+    """Per-trace state while walking the span tree."""
+
+    def __init__(self, b: TraceBuilder) -> None:
+        self.b = b
+        self.seen = SeenContext()
+        self.pending = PendingCalls()
+        self.first_done: set[str] = set()
+        self.wrappers: set[str] = set()
+        self.root_error_seq: int | None = None
+        self.roots: set[str] = set()
+        self.tool_call_ids: dict[str, str | None] = {}
+        self.task: str | None = None
+        self.models: Counter[str] = Counter()
+
+    def emit(self, span: _Span, kind: str, *, at_end: bool = False, **fields: Any) -> int:
+        first = span.span_id not in self.first_done
+        self.first_done.add(span.span_id)
+        fields.setdefault("started_at", span.end if at_end else span.start)
+        if first:
+            fields.update(id=span.span_id, parent_id=span.parent_id, raw=span.raw)
+            fields.setdefault("ended_at", span.end)
+            extra = fields.setdefault("extra", {})
+            extra.setdefault("span_name", span.name)
+            if span.native_kind:
+                extra.setdefault("span_kind", span.native_kind)
+            extra.setdefault("status", span.status)
+        else:
+            fields.update(parent_id=span.span_id)
+        fields["source"] = SourceRef(line=span.line, pointer=span.pointer)
+        return self.b.add(kind, **{k: v for k, v in fields.items() if v is not None}).seq
+
+
+@register
+class OtlpImporter(Importer):
+    name = "otlp"
+    description = (
+        "OpenTelemetry OTLP/JSON trace exports (collector file exporter JSONL, flat span lists) "
+        "with OTel GenAI (current and legacy), OpenInference or OpenLLMetry attributes"
+    )
+
+    # -- detection ------------------------------------------------------------------------------
+
+    def sniff(self, src: Source) -> float:
+        rec = src.first_record
+        if isinstance(rec, list) and rec:
+            rec = rec[0]
+        if not isinstance(rec, dict):
+            return 0.0
+        if "resourceSpans" in rec or "resource_spans" in rec:
+            return 0.95
+        batches = rec.get("batches")
+        if (
+            isinstance(batches, list)
+            and batches
+            and isinstance(batches[0], dict)
+            and any(k in batches[0] for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans"))
+        ):
+            return 0.9
+        if _is_flat_span(rec):
+            return 0.85
+        spans = rec.get("spans")
+        if isinstance(spans, list) and spans and _is_flat_span(spans[0]):
+            return 0.8
+        return 0.0
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        spans: list[_Span] = []
+        errors = 0
+        shape = src.json_shape
+        if shape == "jsonl":
+            for line, offset, value in src.iter_jsonl():
+                if isinstance(value, FormatError):
+                    errors += 1
+                    yield TraceLoadError(src.path, value.reason, line=line, offset=offset)
+                    continue
+                try:
+                    spans.extend(self._record(value, line, "", len(spans)))
+                except FormatError as exc:
+                    if not spans and not errors:
+                        raise FormatError(exc.reason, line=line) from None
+                    errors += 1
+                    yield TraceLoadError(src.path, exc.reason, line=line, offset=offset)
+        elif shape == "array":
+            for i, _off, item in src.iter_array():
+                try:
+                    spans.extend(self._record(item, None, f"/{i}", len(spans)))
+                except FormatError as exc:
+                    if not spans and not errors:
+                        raise FormatError(f"item {i}: {exc.reason}") from None
+                    errors += 1
+                    yield TraceLoadError(src.path, f"item {i}: {exc.reason}")
+        elif shape == "object":
+            spans.extend(self._record(src.json, None, "", 0))
+        else:
+            raise FormatError("not a JSON or JSONL file")
+        if not spans:
+            if not errors:
+                raise FormatError("no trace spans found")
+            return
+        groups: dict[str, list[_Span]] = {}
+        for s in spans:
+            groups.setdefault(s.trace_id, []).append(s)
+        for tid, group in groups.items():
+            try:
+                yield self._trace(src, tid, group)
+            except (ValueError, TypeError, KeyError) as exc:
+                yield TraceLoadError(src.path, f"trace {tid}: {validation_reason(exc)}")
+
+    def _record(self, rec: Any, line: int | None, pointer: str, order: int) -> list[_Span]:
+        """The spans in one record: an export request, a flat span, or a list/wrapper of them."""
+        if isinstance(rec, list):
+            out: list[_Span] = []
+            for i, item in enumerate(rec):
+                out.extend(self._record(item, line, f"{pointer}/{i}", order + len(out)))
+            return out
+        if not isinstance(rec, dict):
+            raise FormatError(f"record is a {type(rec).__name__}, not an OTLP request or span")
+        for key in _REQUEST_KEYS:
+            if key in rec:
+                return self._request(rec[key], key, line, pointer, order)
+        if _is_flat_span(rec):
+            return [self._span(rec, {}, {}, line, pointer, order)]
+        if isinstance(rec.get("spans"), list):
+            out = []
+            for i, item in enumerate(rec["spans"]):
+                if not _is_flat_span(item):
+                    raise FormatError(f"spans[{i}] is not a span (needs name, trace id and span id)")
+                out.append(self._span(item, {}, {}, line, f"{pointer}/spans/{i}", order + len(out)))
+            return out
+        if any(k in rec for k in _NOT_TRACES):
+            return []  # OTLP logs/metrics written to the same file: not trace data
+        keys = ", ".join(list(rec)[:6])
+        raise FormatError(f"record is not an OTLP ExportTraceServiceRequest or span (keys: {keys})")
+
+    def _request(self, rss: Any, key: str, line: int | None, pointer: str, order: int) -> list[_Span]:
+        if not isinstance(rss, list):
+            raise FormatError(f"{key} is not a list")
+        out: list[_Span] = []
+        for i, rs in enumerate(rss):
+            if not isinstance(rs, dict):
+                raise FormatError(f"{key}[{i}] is not an object")
+            res = rs.get("resource")
+            resource = _attributes(res.get("attributes")) if isinstance(res, dict) else {}
+            skey = next(
+                (
+                    k
+                    for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans",
+                              "instrumentation_library_spans")
+                    if k in rs
+                ),
+                None,
+            )  # fmt: skip
+            sss = rs.get(skey) if skey else []
+            if not isinstance(sss, list):
+                raise FormatError(f"{key}[{i}].{skey} is not a list")
+            for j, ss in enumerate(sss):
+                if not isinstance(ss, dict):
+                    raise FormatError(f"{key}[{i}].{skey}[{j}] is not an object")
+                scope_v = _first(ss, "scope", "instrumentationLibrary", "instrumentation_library")
+                scope = dict(scope_v) if isinstance(scope_v, dict) else {}
+                if "attributes" in scope:
+                    scope["attributes"] = _attributes(scope["attributes"])
+                sps = ss.get("spans") or []
+                if not isinstance(sps, list):
+                    raise FormatError(f"{key}[{i}].{skey}[{j}].spans is not a list")
+                for k, sp in enumerate(sps):
+                    ptr = f"{pointer}/{key}/{i}/{skey}/{j}/spans/{k}"
+                    out.append(self._span(sp, resource, scope, line, ptr, order + len(out)))
+        return out
+
+    def _span(
+        self,
+        sp: Any,
+        resource: dict[str, Any],
+        scope: dict[str, Any],
+        line: int | None,
+        pointer: str,
+        order: int,
+    ) -> _Span:
+        if not isinstance(sp, dict):
+            raise FormatError(f"span at {pointer or '/'} is not an object")
+        ctx_val = sp.get("context")
+        ctx: dict[str, Any] = ctx_val if isinstance(ctx_val, dict) else {}
+        trace_id = _hex_id(_first(sp, "traceId", "trace_id", "context.trace_id") or ctx.get("trace_id"))
+        span_id = _hex_id(_first(sp, "spanId", "span_id", "context.span_id") or ctx.get("span_id"))
+        if trace_id is None or span_id is None:
+            raise FormatError(f"span at {pointer or '/'} has no traceId/spanId")
+        parent = _hex_id(_first(sp, "parentSpanId", "parent_span_id", "parent_id", "parentId"))
+        attrs = _attributes(sp.get("attributes"))
+        for k, v in sp.items():  # Phoenix dataframe exports: "attributes.llm.model_name" columns
+            if k.startswith("attributes.") and v is not None:
+                _flatten(k[len("attributes.") :], v, attrs)
+        oi_kind = sp.get("span_kind")
+        if isinstance(oi_kind, str) and oi_kind.upper() in _OI_KINDS:
+            attrs.setdefault("openinference.span.kind", oi_kind.upper())
+        events: list[tuple[str, datetime | None, dict[str, Any]]] = []
+        raw_events = sp.get("events")
+        for ev in raw_events if isinstance(raw_events, list) else []:
+            if isinstance(ev, dict):
+                ts = parse_ts(_first(ev, "timeUnixNano", "time_unix_nano", "timestamp", "time"))
+                events.append((str(ev.get("name") or ""), ts, _attributes(ev.get("attributes"))))
+        if not resource and isinstance(sp.get("resource"), dict):
+            resource = _attributes(sp["resource"].get("attributes"))
+        status, message = _status(sp)
+        name = sp.get("name")
+        span = _Span(
+            trace_id=trace_id,
+            span_id=span_id,
+            parent_id=parent if parent != span_id else None,
+            name=name if isinstance(name, str) else str(name or ""),
+            kind=_span_kind(_first(sp, "kind", "spanKind")),
+            start=parse_ts(
+                _first(sp, "startTimeUnixNano", "start_time_unix_nano", "start_time", "startTime")
+            ),
+            end=parse_ts(_first(sp, "endTimeUnixNano", "end_time_unix_nano", "end_time", "endTime")),
+            status=status,
+            status_message=message,
+            attrs=attrs,
+            events=events,
+            resource=resource,
+            scope=scope,
+            raw=sp,
+            line=line,
+            pointer=pointer,
+            order=order,
+        )
+        span.cls, span.native_kind = _classify(attrs, span.name)
+        return span
+
+    # -- building ------------------------------------------------------------------------------
+
+    def _trace(self, src: Source, tid: str, spans: list[_Span]) -> Trace:
+        by_id: dict[str, _Span] = {}
+        duplicates = 0
+        for s in spans:
+            if s.span_id in by_id:
+                duplicates += 1  # the same span exported twice: keep the first copy
+                continue
+            by_id[s.span_id] = s
+        unique = list(by_id.values())
+        children: dict[str, list[_Span]] = {}
+        roots: list[_Span] = []
+        for s in unique:
+            if s.parent_id is not None and s.parent_id in by_id:
+                children.setdefault(s.parent_id, []).append(s)
+            else:
+                roots.append(s)
+        for lst in children.values():
+            lst.sort(key=_Span.sort_key)
+        roots.sort(key=_Span.sort_key)
+
+        b = TraceBuilder(self.name, src.path, trace_id=tid)
+        ctx = _Ctx(b)
+        ctx.roots = {r.span_id for r in roots}
+        # An LLM span with an LLM span below it is a wrapper (framework + client instrumentation).
+        for s in unique:
+            if s.cls == "llm":
+                seen_up: set[str] = set()
+                p = s.parent_id
+                while p is not None and p in by_id and p not in seen_up:
+                    seen_up.add(p)
+                    if by_id[p].cls == "llm":
+                        ctx.wrappers.add(p)
+                    p = by_id[p].parent_id
+
+        visited: set[str] = set()
+        pending_roots = list(roots)
+        while True:
+            self._walk(ctx, pending_roots, children, visited)
+            rest = [s for s in unique if s.span_id not in visited]
+            if not rest:
+                break
+            pending_roots = [min(rest, key=_Span.sort_key)]  # a parent cycle: break it
+
+        return b.build(**self._trace_fields(ctx, unique, roots, duplicates))
+
+    def _walk(
+        self, ctx: _Ctx, roots: list[_Span], children: dict[str, list[_Span]], visited: set[str]
+    ) -> None:
+        stack: list[tuple[bool, _Span, str | None]] = [(True, r, None) for r in reversed(roots)]
+        while stack:
+            enter, span, actor = stack.pop()
+            if not enter:
+                self._end(ctx, span, actor)
+                continue
+            if span.span_id in visited:
+                continue
+            visited.add(span.span_id)
+            own = self._begin(ctx, span, actor)
+            stack.append((False, span, own))
+            for child in reversed(children.get(span.span_id, [])):
+                stack.append((True, child, own))
+
+    # -- per span -------------------------------------------------------------------------------
+
+    def _agent_name(self, span: _Span) -> str | None:
+        a = span.attrs
+        name = sval(a.get("agent.name")) or sval(a.get("gen_ai.agent.name"))
+        if name is None and span.cls in ("agent", "create_agent"):
+            name = sval(a.get("traceloop.entity.name")) or sval(a.get("graph.node.name"))
+            if name is None:
+                n = span.name
+                for prefix in ("invoke_agent ", "create_agent "):
+                    if n.startswith(prefix):
+                        n = n[len(prefix) :]
+                name = n or None
+        return name
+
+    def _begin(self, ctx: _Ctx, span: _Span, inherited: str | None) -> str | None:
+        """Events at the start of a span; returns the actor its children inherit."""
+        actor = self._agent_name(span) or inherited
+        cls = "chain" if span.span_id in ctx.wrappers else span.cls
+        a = span.attrs
+        if cls == "agent":
+            desc = sval(a.get("gen_ai.agent.description"))
+            if actor is not None:
+                ctx.b.agent(actor, role_description=desc, parent=inherited if inherited != actor else None)
+            extra: dict[str, Any] = {"from_agent": inherited}
+            output = as_text(maybe_json(_first(a, "output.value", "traceloop.entity.output")))
+            if output is not None:
+                extra["output"] = output
+            ctx.emit(
+                span,
+                "handoff",
+                actor=actor,
+                subtype="agent_start",
+                recipients=[actor] if actor else None,
+                content=as_text(_first(a, "input.value", "traceloop.entity.input")),
+                extra=extra,
+            )
+        elif cls == "create_agent":
+            if actor is not None:
+                ctx.b.agent(
+                    actor,
+                    role_description=sval(a.get("gen_ai.agent.description")),
+                    model=sval(a.get("gen_ai.request.model")),
+                    system_prompt=self._system_text(a),
+                )
+            ctx.emit(span, "system", actor=actor, subtype="create_agent", content=span.name)
+        elif cls == "llm":
+            self._llm(ctx, span, actor)
+        elif cls in ("tool", "retriever"):
+            self._tool_start(ctx, span, actor)
+        else:
+            content = as_text(_first(a, "output.value", "input.value")) if cls == "span" else span.name
+            ctx.emit(span, "system", actor=actor, subtype=cls, content=content or span.name)
+        return actor
+
+    def _end(self, ctx: _Ctx, span: _Span, actor: str | None) -> None:
+        cls = "chain" if span.span_id in ctx.wrappers else span.cls
+        if cls in ("tool", "retriever"):
+            self._tool_end(ctx, span, actor)
+        if span.status == "ERROR":
+            message = span.status_message
+            extra: dict[str, Any] = {}
+            for name, _ts, attrs in span.events:
+                if name == "exception":
+                    message = message or sval(attrs.get("exception.message"))
+                    extra = {
+                        k.split(".", 1)[1]: v
+                        for k, v in attrs.items()
+                        if k in ("exception.type", "exception.stacktrace", "exception.escaped")
+                    }
+                    break
+            seq = ctx.emit(
+                span,
+                "error",
+                at_end=True,
+                actor=actor,
+                content=message or f"span {span.name} failed",
+                extra=extra,
+            )
+            if span.span_id in ctx.roots:
+                ctx.root_error_seq = seq
+
+    # LLM spans
+
+    def _system_text(self, a: dict[str, Any]) -> str | None:
+        v = maybe_json(a.get("gen_ai.system_instructions"))
+        if v is None:
+            return None
+        return as_text(v)
+
+    def _input_messages(self, span: _Span) -> list[Msg]:
+        a = span.attrs
+        msgs: list[Msg] = []
+        system = self._system_text(a)
+        if system:
+            msgs.append(Msg(role="system", text=system))
+        if a.get("gen_ai.input.messages") is not None:
+            return msgs + message_list(a["gen_ai.input.messages"])
+        for prefix in ("llm.input_messages.", "gen_ai.prompt."):
+            groups = _indexed(a, prefix)
+            if groups:
+                return msgs + [m for g in groups for m in messages_from(_indexed_msg(g))]
+        if a.get("gen_ai.prompt") is not None:
+            return msgs + message_list(a["gen_ai.prompt"])
+        from_events = self._event_messages(span, output=False)
+        if from_events:
+            return msgs + from_events
+        value = a.get("input.value")
+        if value is not None and not msgs:
+            return message_list(value)
+        return msgs
+
+    def _output_messages(self, span: _Span) -> list[Msg]:
+        a = span.attrs
+        if a.get("gen_ai.output.messages") is not None:
+            return message_list(a["gen_ai.output.messages"], "assistant")
+        for prefix in ("llm.output_messages.", "gen_ai.completion."):
+            groups = _indexed(a, prefix)
+            if groups:
+                return [m for g in groups for m in messages_from(_indexed_msg(g), "assistant")]
+        if a.get("gen_ai.completion") is not None:
+            return message_list(a["gen_ai.completion"], "assistant")
+        from_events = self._event_messages(span, output=True)
+        if from_events:
+            return from_events
+        content = a.get("gen_ai.response.content")
+        if isinstance(content, str):
+            return [Msg(role="assistant", text=content)]
+        value = maybe_json(a.get("output.value"))
+        if isinstance(value, dict) and isinstance(value.get("choices"), list):
+            return [
+                m
+                for c in value["choices"]
+                if isinstance(c, dict)
+                for m in messages_from(c.get("message"), "assistant")
+            ]
+        if value is not None:
+            return message_list(value, "assistant")
+        return []
+
+    def _event_messages(self, span: _Span, *, output: bool) -> list[Msg]:
+        msgs: list[Msg] = []
+        for name, _ts, attrs in span.events:
+            if name == "gen_ai.client.inference.operation.details":
+                key = "gen_ai.output.messages" if output else "gen_ai.input.messages"
+                if attrs.get(key) is not None:
+                    msgs.extend(message_list(attrs[key], "assistant" if output else "user"))
+                continue
+            if output:
+                if name == "gen_ai.choice":
+                    body = maybe_json(_first(attrs, "message", "gen_ai.event.content", "content"))
+                    if isinstance(body, dict) and isinstance(body.get("message"), dict):
+                        body = body["message"]
+                    msgs.extend(messages_from(body if body is not None else _event_body(attrs), "assistant"))
+                elif name == "gen_ai.content.completion" and attrs.get("gen_ai.completion") is not None:
+                    msgs.extend(message_list(attrs["gen_ai.completion"], "assistant"))
+            else:
+                if name.startswith("gen_ai.") and name.endswith(".message"):
+                    role = name[len("gen_ai.") : -len(".message")]
+                    body = maybe_json(attrs.get("gen_ai.event.content"))
+                    d = body if isinstance(body, dict) else _event_body(attrs)
+                    d.setdefault("role", role)
+                    msgs.extend(messages_from(d, role))
+                elif name == "gen_ai.content.prompt" and attrs.get("gen_ai.prompt") is not None:
+                    msgs.extend(message_list(attrs["gen_ai.prompt"]))
+        return msgs
+
+    def _llm(self, ctx: _Ctx, span: _Span, actor: str | None) -> None:
+        a = span.attrs
+        inputs = self._input_messages(span)
+        outputs = self._output_messages(span)
+        model = sval(a.get("gen_ai.response.model")) or sval(a.get("gen_ai.request.model"))
+        model = model or sval(a.get("llm.model_name"))
+        if model:
+            ctx.models[model] += 1
+        copied = 0
+        for m, is_copy in ctx.seen.split(inputs):
+            if is_copy:
+                copied += 1
+                continue
+            ctx.seen.add(m)
+            self._input_event(ctx, span, m, actor)
+        extra: dict[str, Any] = {"input_messages": len(inputs), "copied_input_messages": copied}
+        provider = (
+            sval(a.get("gen_ai.provider.name")) or sval(a.get("gen_ai.system")) or sval(a.get("llm.provider"))
+        )
+        if provider:
+            extra["provider"] = provider
+        finish = a.get("gen_ai.response.finish_reasons")
+        if finish is not None:
+            extra["finish_reasons"] = finish
+        call_id = span.span_id
+        ctx.emit(
+            span, "llm_call", actor=actor, model=model, usage=_usage(a), llm_call_id=call_id, extra=extra
+        )
+        for m in outputs:
+            ctx.seen.add(m)
+            common: dict[str, Any] = {
+                "actor": actor,
+                "role": "assistant",
+                "model": model,
+                "llm_call_id": call_id,
+            }
+            if m.reasoning:
+                ctx.emit(span, "reasoning", at_end=True, content=m.reasoning, **common)
+            if m.text:
+                fin = {"finish_reason": m.finish_reason} if m.finish_reason else {}
+                ctx.emit(span, "message", at_end=True, content=m.text, extra=fin, **common)
+            for c in m.calls:
+                args, raw_args = parse_arguments(c.arguments)
+                ctx.pending.add(c.call_id, c.name)
+                tc = ToolCall(name=c.name, call_id=c.call_id, arguments=args, arguments_raw=raw_args)
+                ctx.emit(span, "tool_call", at_end=True, tool_call=tc, **common)
+
+    def _input_event(self, ctx: _Ctx, span: _Span, m: Msg, actor: str | None) -> None:
+        extra: dict[str, Any] = {"input_of": span.span_id}
+        if m.role == "tool":
+            _found, cid = ctx.pending.take(m.tool_call_id, None)
+            tr = ToolResult(call_id=cid, name=m.name, output=m.text)
+            ctx.emit(span, "tool_result", actor="environment", role="tool", tool_result=tr, extra=extra)
+            return
+        if m.role == "system":
+            if actor is not None and m.text:
+                ctx.b.agent(actor, system_prompt=m.text)
+            ctx.emit(
+                span,
+                "message",
+                actor="system",
+                role="system",
+                subtype="system_prompt",
+                content=m.text,
+                extra=extra,
+            )
+            return
+        if m.role == "user":
+            if ctx.task is None and m.text:
+                ctx.task = m.text
+            ctx.emit(span, "message", actor=m.name or "user", role="user", content=m.text, extra=extra)
+            return
+        # An assistant turn the trace never produced: earlier history replayed into this call.
+        if m.calls:
+            extra["tool_calls"] = [
+                {"name": c.name, "id": c.call_id, "arguments": c.arguments} for c in m.calls
+            ]
+        ctx.emit(
+            span,
+            "message",
+            actor=actor,
+            role="assistant",
+            content=m.text or m.reasoning,
+            is_copied_context=True,
+            extra=extra,
+        )
+
+    # tool spans
+
+    def _tool_fields(self, span: _Span) -> tuple[str, str | None, Any, Any]:
+        a = span.attrs
+        name = sval(a.get("gen_ai.tool.name")) or sval(a.get("tool.name"))
+        if name is None and span.cls == "tool":
+            name = sval(a.get("traceloop.entity.name"))
+        if name is None:
+            name = span.name[len("execute_tool ") :] if span.name.startswith("execute_tool ") else span.name
+        call_id = idval(_first(a, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "tool.id"))
+        args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
+        result = _first(a, "gen_ai.tool.call.result", "output.value", "traceloop.entity.output")
+        if result is None and span.cls == "retriever":
+            docs = _indexed(a, "retrieval.documents.")
+            if docs:
+                result = "\n\n".join(str(d.get("document.content", "")) for d in docs)
+        return name or "unknown", call_id, args, result
+
+    def _tool_start(self, ctx: _Ctx, span: _Span, actor: str | None) -> None:
+        name, call_id, args, _result = self._tool_fields(span)
+        found, cid = ctx.pending.take(call_id, name)
+        if found:
+            ctx.tool_call_ids[span.span_id] = cid  # answered by _tool_end
+            return
+        extra: dict[str, Any] = {}
+        if cid is None:
+            cid = span.span_id
+            extra["call_id_from_span"] = True
+        ctx.tool_call_ids[span.span_id] = cid
+        parsed, raw_args = parse_arguments(args)
+        tool_type = sval(span.attrs.get("gen_ai.tool.type"))
+        if tool_type:
+            extra["tool_type"] = tool_type
+        tc = ToolCall(name=name, call_id=cid, arguments=parsed, arguments_raw=raw_args)
+        ctx.emit(span, "tool_call", actor=actor, role="assistant", tool_call=tc, extra=extra)
+
+    def _tool_end(self, ctx: _Ctx, span: _Span, actor: str | None) -> None:
+        name, _call_id, _args, result = self._tool_fields(span)
+        cid = ctx.tool_call_ids.pop(span.span_id, None)
+        text = as_text(result)
+        duration = (span.end - span.start).total_seconds() * 1000 if span.start and span.end else None
+        tr = ToolResult(
+            call_id=cid,
+            name=name,
+            output=text,
+            is_error={"ERROR": True, "OK": False}.get(span.status),
+            status=span.status.lower(),
+            duration_ms=duration,
+        )
+        ctx.seen.add_result(cid, text)
+        ctx.emit(span, "tool_result", at_end=True, actor="environment", role="tool", tool_result=tr)
+
+    # trace fields
+
+    def _trace_fields(
+        self, ctx: _Ctx, spans: list[_Span], roots: list[_Span], duplicates: int
+    ) -> dict[str, Any]:
+        resources: list[dict[str, Any]] = []
+        scopes: list[dict[str, Any]] = []
+        for s in spans:
+            if s.resource and s.resource not in resources:
+                resources.append(s.resource)
+            if s.scope and s.scope not in scopes:
+                scopes.append(s.scope)
+        fields: dict[str, Any] = {
+            "raw": {"resources": resources, "scopes": scopes, "duplicate_spans": duplicates},
+            "task": ctx.task,
+        }
+        if ctx.task is None and roots:
+            ra = roots[0].attrs
+            fields["task"] = as_text(maybe_json(_first(ra, "input.value", "traceloop.entity.input"))) or next(
+                (v for k, v in ra.items() if isinstance(v, str) and k.rsplit(".", 1)[-1] in _GOAL_KEYS), None
+            )
+        framework = None
+        for sc in scopes:
+            name = sc.get("name")
+            if isinstance(name, str):
+                for prefix in ("openinference.instrumentation.", "opentelemetry.instrumentation."):
+                    if name.startswith(prefix):
+                        framework = name[len(prefix) :]
+                        break
+            if framework:
+                break
+        if framework is None:
+            framework = next((r["service.name"] for r in resources if sval(r.get("service.name"))), None)
+        fields["framework"] = framework
+        if len(ctx.models) == 1:
+            fields["model"] = next(iter(ctx.models))
+        starts = [s.start for s in spans if s.start is not None]
+        ends = [s.end for s in spans if s.end is not None]
+        fields["started_at"] = min(starts) if starts else None
+        fields["ended_at"] = max(ends) if ends else None
+        fields["extra"] = {
+            "span_count": len(spans),
+            "span_kinds": dict(Counter(s.native_kind or "none" for s in spans)),
+            "span_status": dict(Counter(s.status for s in spans)),
+            "models": dict(ctx.models),
+        }
+        if len(roots) == 1:
+            root = roots[0]
+            if root.status == "ERROR":
+                fields["termination"] = Termination(
+                    reason="error", by="error", native=root.status_message, at_seq=ctx.root_error_seq
+                )
+            final = as_text(maybe_json(_first(root.attrs, "output.value", "traceloop.entity.output")))
+            outcome = _evaluation_outcome(root)
+            if final is not None or outcome is not None:
+                outcome = outcome or Outcome()
+                fields["outcome"] = outcome.model_copy(update={"final_output": final})
+        return fields
+
+
+_PASS_LABELS = {"pass", "passed", "success", "succeeded", "correct", "true", "yes", "resolved", "ok"}
+_FAIL_LABELS = {"fail", "failed", "failure", "incorrect", "false", "no", "unresolved", "error"}
+
+
+def _evaluation_outcome(root: _Span) -> Outcome | None:
+    """Outcome from ``gen_ai.evaluation.result`` events on the root span (the first one gives score
+    and verdict; all go to ``metrics`` under their ``gen_ai.evaluation.name``)."""
+    evals = [attrs for name, _ts, attrs in root.events if name == "gen_ai.evaluation.result"]
+    if not evals:
+        return None
+    metrics: dict[str, Any] = {}
+    for i, ev in enumerate(evals):
+        name = sval(ev.get("gen_ai.evaluation.name")) or f"evaluation_{i}"
+        metrics[name] = {
+            k.rsplit(".", 1)[-1]
+            if k.startswith("gen_ai.evaluation.score.")
+            else k.replace("gen_ai.evaluation.", ""): v
+            for k, v in ev.items()
+            if k != "gen_ai.evaluation.name"
+        }
+    first = evals[0]
+    label = sval(first.get("gen_ai.evaluation.score.label"))
+    success = None
+    if label is not None:
+        word = label.strip().lower()
+        success = True if word in _PASS_LABELS else False if word in _FAIL_LABELS else None
+    return Outcome(success=success, score=_num(first.get("gen_ai.evaluation.score.value")), metrics=metrics)
+
+
+def _indexed_msg(g: dict[str, Any]) -> dict[str, Any]:
+    """A chat-message dict from one indexed attribute group (OpenInference ``message.*`` keys or
+    legacy ``gen_ai.prompt.N.*`` keys)."""
+    p = "message." if any(k.startswith("message.") for k in g) else ""
+    d: dict[str, Any] = {}
+    for key in ("role", "name", "tool_call_id", "finish_reason"):
+        if g.get(p + key) is not None:
+            d[key] = g[p + key]
+    content = g.get(p + "content")
+    if isinstance(content, str):
+        parsed = maybe_json(content)
+        if isinstance(parsed, list) and parsed and all(isinstance(x, dict) and "type" in x for x in parsed):
+            content = parsed
+    if content is None:
+        parts = _indexed(g, p + "contents.")
+        if parts:
+            content = [
+                {
+                    "type": part.get("message_content.type", "text"),
+                    "text": part.get("message_content.text"),
+                }
+                for part in parts
+            ]
+    if content is not None:
+        d["content"] = content
+    calls = []
+    for c in _indexed(g, p + "tool_calls."):
+        q = "tool_call." if any(k.startswith("tool_call.") for k in c) else ""
+        name = c.get(q + "function.name", c.get(q + "name"))
+        if name is None:
+            continue
+        calls.append(
+            {
+                "id": c.get(q + "id"),
+                "function": {
+                    "name": name,
+                    "arguments": c.get(q + "function.arguments", c.get(q + "arguments")),
+                },
+            }
+        )
+    if g.get(p + "function_call.name") is not None:
+        calls.append(
+            {
+                "function": {
+                    "name": g[p + "function_call.name"],
+                    "arguments": g.get(p + "function_call.arguments"),
+                }
+            }
+        )
+    if calls:
+        d["tool_calls"] = calls
+    return d
+
+
+def _event_body(attrs: dict[str, Any]) -> dict[str, Any]:
+    """A message dict from a GenAI span event's attributes (``content``, ``role``, ``tool_calls``, ``id``)."""
+    d: dict[str, Any] = {}
+    for key in ("role", "content", "name"):
+        if attrs.get(key) is not None:
+            d[key] = attrs[key]
+    if attrs.get("id") is not None:
+        d["tool_call_id"] = attrs["id"]
+    calls = maybe_json(attrs.get("tool_calls"))
+    if isinstance(calls, list):
+        d["tool_calls"] = calls
+    else:
+        grouped = _indexed(attrs, "tool_calls.")
+        if grouped:
+            d["tool_calls"] = [
+                {
+                    "id": c.get("id"),
+                    "function": {"name": c.get("function.name"), "arguments": c.get("function.arguments")},
+                }
+                for c in grouped
+            ]
+    return d
+
+
+def _usage(a: dict[str, Any]) -> Usage | None:
+    def pick(*keys: str) -> int | None:
+        for k in keys:
+            v = _int(a.get(k))
+            if v is not None:
+                return v
+        return None
+
+    cost = next(
+        (c for c in (_num(a.get("llm.cost.total")), _num(a.get("gen_ai.usage.cost"))) if c is not None), None
+    )
+    usage = Usage(
+        input_tokens=pick(
+            "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
+            "llm.usage.prompt_tokens",
+        ),
+        output_tokens=pick(
+            "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion",
+            "llm.usage.completion_tokens",
+        ),
+        cached_input_tokens=pick(
+            "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+            "llm.token_count.prompt_details.cache_read",
+        ),
+        cache_write_tokens=pick(
+            "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens",
+            "llm.token_count.prompt_details.cache_write",
+        ),
+        reasoning_tokens=pick(
+            "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens",
+            "llm.token_count.completion_details.reasoning",
+        ),
+        total_tokens=pick("llm.token_count.total", "llm.usage.total_tokens", "gen_ai.usage.total_tokens"),
+        cost_usd=cost,
+    )  # fmt: skip
+    return None if usage.is_empty() else usage

@@ -1,0 +1,409 @@
+"""OTLP/JSON importer: the real collector export plus hand-written variants (current GenAI,
+OpenInference, legacy OpenLLMetry in the console-exporter layout)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import shared_path
+from mastkit import load_traces
+from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces.importers.otlp import OtlpImporter, _any_value, _hex_id
+from mastkit.traces.load import iter_load
+from mastkit.traces.model import Trace
+from mastkit.traces.source import Source
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "otlp"
+
+
+def _load(path: Path) -> tuple[list[Trace], list[TraceLoadError]]:
+    traces: list[Trace] = []
+    errors: list[TraceLoadError] = []
+    for item in iter_load(path):
+        (errors if isinstance(item, TraceLoadError) else traces).append(item)  # type: ignore[arg-type]
+    return traces, errors
+
+
+def _roundtrip(t: Trace) -> None:
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+
+
+# -- the real sample ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample() -> tuple[Path, Trace]:
+    path = shared_path("trace_samples", "otlp_json", "0_OTEL-Data-agento-otlp.json")
+    traces = list(load_traces(path))
+    assert len(traces) == 1  # README: 1 trace
+    return path, traces[0]
+
+
+def test_sample_detected_and_counts(sample: tuple[Path, Trace]) -> None:
+    path, t = sample
+    assert t.source_format == "otlp"
+    assert t.trace_id == "e27ba1417d55831a03436ba30a90ef5e"
+    # README: 39 lines, 57 spans; openinference.span.kind LLM 39, AGENT 10, CHAIN 7, EVALUATOR 1
+    assert len(path.read_text().splitlines()) == 39
+    assert t.extra["span_count"] == 57
+    assert t.extra["span_kinds"] == {"LLM": 39, "AGENT": 10, "CHAIN": 7, "EVALUATOR": 1}
+    # README: span status OK 46, UNSET 11, ERROR 0
+    assert t.extra["span_status"] == {"OK": 46, "UNSET": 11}
+    kinds = t.kind_counts()
+    assert kinds["llm_call"] == 39
+    assert kinds["handoff"] == 10
+    assert kinds["error"] == 0
+    assert kinds["tool_call"] == 0  # README: LLM-only pipeline
+    subtypes = Counter(e.subtype for e in t.events if e.kind == "system")
+    assert subtypes == {"chain": 7, "evaluator": 1}
+    # one assistant message per LLM span (gen_ai.response.content)
+    assert kinds["message"] == 39
+    assert all(e.role == "assistant" for e in t.events if e.kind == "message")
+    # every span's native record is kept exactly once
+    assert sum(e.raw is not None for e in t.events) == 57
+    assert all(e.source is not None and e.source.line is not None for e in t.events)
+
+
+def test_sample_agents_providers_usage(sample: tuple[Path, Trace]) -> None:
+    path, t = sample
+    # README: service agento; AGENT spans agento.pipeline*, agento.event.accepted_revision
+    assert t.framework == "agento"
+    assert {a.name for a in t.agents} == {
+        "agento.pipeline",
+        "agento.pipeline.develop_plan",
+        "agento.pipeline.revise_plan",
+        "agento.event.accepted_revision",
+    }
+    providers = {e.extra.get("provider") for e in t.events if e.kind == "llm_call"}
+    assert providers == {"gemini", "openai", "anthropic"}  # legacy gen_ai.system
+    assert t.model is None  # three models: no single main model
+    assert set(t.extra["models"]) == {"gemini-1.5-pro", "gpt-4", "claude-3-5-sonnet-20240620"}
+    # usage: per LLM span, summed equals the attributes in the file
+    expected_in = expected_out = 0
+    for line in path.read_text().splitlines():
+        for rs in json.loads(line)["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for sp in ss["spans"]:
+                    attrs = {a["key"]: a["value"] for a in sp["attributes"]}
+                    if "gen_ai.usage.input_tokens" in attrs:
+                        expected_in += int(attrs["gen_ai.usage.input_tokens"]["intValue"])
+                        expected_out += int(attrs["gen_ai.usage.output_tokens"]["intValue"])
+    total = t.total_usage()
+    assert (total.input_tokens, total.output_tokens) == (expected_in, expected_out)
+    # LLM spans nested under an agent inherit its actor
+    assert all(e.actor for e in t.events if e.kind == "llm_call")
+    assert t.task and t.task.startswith("I need the design and build requirements")
+    assert t.started_at is not None and t.ended_at is not None and t.started_at < t.ended_at
+
+
+def test_sample_order_follows_tree(sample: tuple[Path, Trace]) -> None:
+    _, t = sample
+    first = t.events[0]
+    assert first.kind == "handoff" and first.actor == "agento.pipeline"
+    # the root span is on line 1 but its children come from many lines: order comes from the tree
+    seqs = [e.seq for e in t.events]
+    assert seqs == list(range(len(t.events)))
+    _roundtrip(t)
+
+
+# -- current OTel GenAI conventions --------------------------------------------------------------
+
+
+def test_current_genai_tool_calls_and_bad_line() -> None:
+    traces, errors = _load(FIX / "genai_current_tools.jsonl")
+    assert [e.line for e in errors] == [2]  # cut-off line reported, the rest loads
+    assert len(traces) == 2
+    t = traces[0]
+    assert t.source_format == "otlp"
+    assert t.trace_id == "5b8efff798038103d269b633813fc60c"
+    # spans of one trace spread over lines 1 and 4 (children before their parent)
+    assert t.events[0].kind == "handoff" and t.events[0].actor == "weather_agent"
+    assert [a.name for a in t.agents] == ["weather_agent"]
+    agent = t.agents[0]
+    assert agent.role_description == "Answers weather questions"
+    assert agent.system_prompt == "You are a weather assistant. Use tools."
+    kinds = [e.kind for e in t.events]
+    assert kinds == [
+        "handoff", "message", "message", "llm_call", "reasoning", "tool_call", "tool_result", "llm_call",
+        "message",
+    ]  # fmt: skip
+    # the tool call is announced by the model and executed by execute_tool: one tool_call event
+    pairs = list(t.tool_calls())
+    assert len(pairs) == 1
+    call, result = pairs[0]
+    assert call.tool_call is not None and call.tool_call.name == "get_weather"
+    assert call.tool_call.call_id == "call_w1" and call.tool_call.arguments == {"city": "Oslo"}
+    assert result is not None and result.tool_result is not None
+    assert result.tool_result.output == "rain, 4°C" and result.tool_result.call_id == "call_w1"
+    assert result.tool_result.duration_ms == pytest.approx(190.0)
+    # the second call re-sends system/user/assistant/tool history: not repeated as new events
+    assert sum(1 for e in t.events if e.role == "user") == 1
+    second = [e for e in t.events if e.kind == "llm_call"][1]
+    assert second.extra["copied_input_messages"] == 4
+    assert not any(e.is_copied_context for e in t.events)
+    first_call = next(e for e in t.events if e.kind == "llm_call")
+    assert first_call.usage is not None
+    assert (first_call.usage.input_tokens, first_call.usage.output_tokens) == (120, 30)
+    assert first_call.usage.cached_input_tokens == 100
+    assert first_call.model == "gpt-4.1-2025-04-14"
+    assert t.task == "What's the weather in Oslo?"
+    assert t.framework == "openai_agents"  # opentelemetry.instrumentation.<name> scope
+    for tr in traces:
+        _roundtrip(tr)
+
+
+def test_snake_case_base64_ids_and_tool_error() -> None:
+    traces, _ = _load(FIX / "genai_current_tools.jsonl")
+    t = traces[1]
+    assert t.trace_id == "0af7651916cd43dd8448eb211c80319c"  # base64 id decoded to hex
+    assert t.events[0].id == "b000000000000001"
+    result = next(e for e in t.events if e.kind == "tool_result")
+    assert result.tool_result is not None and result.tool_result.is_error is True
+    errors = [e for e in t.events if e.kind == "error"]
+    assert [e.content for e in errors] == ["permission denied", "tool failed"]
+    assert t.termination is not None
+    assert (t.termination.reason, t.termination.by, t.termination.native) == ("error", "error", "tool failed")
+    assert t.termination.at_seq == errors[-1].seq
+    assert t.model == "claude-sonnet-4"
+
+
+# -- OpenInference -------------------------------------------------------------------------------
+
+
+def test_openinference_tool_spans() -> None:
+    (t,) = list(load_traces(FIX / "openinference_tools.json"))
+    assert t.source_format == "otlp"
+    assert t.framework == "openai"  # openinference.instrumentation.openai
+    assert t.model == "gpt-4o-mini"
+    # TOOL spans without ids are matched by name to the calls the LLM announced
+    pairs = [(c.tool_call.name, c.tool_call.call_id, r.tool_result.output) for c, r in t.tool_calls()]  # type: ignore[union-attr]
+    assert pairs[:2] == [
+        ("lookup_population", "call_p1", "522000"),
+        ("lookup_population", "call_p2", "227000"),
+    ]
+    # a TOOL span nobody announced gets its own call (id = span id); a RETRIEVER too
+    assert pairs[2] == ("calculator", "c000000000000006", "749000")
+    assert pairs[3][0] == "retrieve_docs" and "Lille has 227k" in (pairs[3][2] or "")
+    assert t.kind_counts()["tool_call"] == 4 and t.kind_counts()["tool_result"] == 4
+    calc = next(
+        e for e in t.events if e.kind == "tool_call" and e.tool_call and e.tool_call.name == "calculator"
+    )
+    assert calc.tool_call is not None and calc.tool_call.arguments == {"expr": "522000+227000"}
+    # re-sent history (system, user, assistant tool calls, 2 tool results) skipped on the second call
+    calls = [e for e in t.events if e.kind == "llm_call"]
+    assert calls[1].extra["copied_input_messages"] == 5
+    assert calls[0].usage is not None and calls[0].usage.total_tokens == 250
+    assert [e.role for e in t.events if e.kind == "message"] == ["system", "user", "assistant"]
+    assert t.outcome is not None
+    assert t.outcome.final_output == "Lyon and Lille together have about 749,000 inhabitants."
+    assert t.agents[0].name == "ResearchAgent"
+    _roundtrip(t)
+
+
+# -- legacy gen_ai.* in the console-exporter flat layout -----------------------------------------
+
+
+def test_legacy_console_spans() -> None:
+    (t,) = list(load_traces(FIX / "legacy_console_spans.json"))
+    assert t.source_format == "otlp"
+    assert t.trace_id == "9e5d0a1b2c3d4e5f60718293a4b5c6d7"  # 0x prefix dropped
+    assert t.framework == "legacy-app"
+    assert t.events[0].kind == "system" and t.events[0].subtype == "chain"  # traceloop workflow
+    call = next(e for e in t.events if e.kind == "tool_call")
+    assert call.tool_call is not None
+    assert (call.tool_call.name, call.tool_call.call_id, call.tool_call.arguments) == (
+        "search_flights",
+        "call_f1",
+        {"to": "FCO"},
+    )
+    pairs = list(t.tool_calls())
+    assert len(pairs) == 1 and pairs[0][1] is not None
+    llm = [e for e in t.events if e.kind == "llm_call"]
+    assert llm[0].usage is not None
+    assert (llm[0].usage.input_tokens, llm[0].usage.output_tokens, llm[0].usage.total_tokens) == (45, 17, 62)
+    assert llm[0].extra["provider"] == "OpenAI"
+    assert llm[1].extra["copied_input_messages"] == 4
+    err = next(e for e in t.events if e.kind == "error")
+    assert err.content == "RateLimitError: 429"
+    assert err.seq == len(t.events) - 1
+    assert t.termination is None  # the failing span is not the root
+    assert t.task == "Book me a flight to Rome."
+    assert t.started_at is not None and t.started_at.isoformat() == "2026-01-01T13:00:00+00:00"
+    _roundtrip(t)
+
+
+# -- the bundled examples (evaluation events give the outcome) ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "success"),
+    [("08_otlp_sre_checks_pod_not_errors.json", False), ("09_otlp_sre_rollback_verified.json", True)],
+)
+def test_bundled_examples(name: str, success: bool) -> None:
+    path = Path(__file__).resolve().parents[3] / "src" / "mastkit" / "examples" / name
+    manifest = json.loads((path.parent / "manifest.json").read_text())
+    (t,) = list(load_traces(path))
+    assert t.source_format == "otlp"
+    assert t.outcome is not None and t.outcome.success is success
+    assert t.outcome.metrics["incident_resolved"]["label"] == ("pass" if success else "fail")
+    entries = (
+        manifest if isinstance(manifest, list) else next(v for v in manifest.values() if isinstance(v, list))
+    )
+    assert next(e for e in entries if e["file"] == name)["success"] is success
+    assert [a.name for a in t.agents] == ["sre-remediator"]
+    assert t.kind_counts()["tool_call"] == 4 and len(list(t.tool_calls())) == 4
+    assert all(r is not None for _c, r in t.tool_calls())
+    _roundtrip(t)
+
+
+# -- span events, malformed input, edge cases ---------------------------------------------------
+
+
+def _kv(d: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"key": k, "value": {"stringValue": v}} for k, v in d.items()]
+
+
+def _req(*spans: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "resourceSpans": [
+            {"resource": {"attributes": []}, "scopeSpans": [{"scope": {}, "spans": list(spans)}]}
+        ]
+    }
+
+
+def _sp(sid: str, parent: str | None = None, **kw: Any) -> dict[str, Any]:
+    sp: dict[str, Any] = {
+        "traceId": "11111111111111111111111111111111",
+        "spanId": sid,
+        "name": kw.pop("name", "span"),
+        "startTimeUnixNano": str(1767261600000000000 + int(sid[-2:], 16) * 1000),
+        "endTimeUnixNano": str(1767261600000000000 + int(sid[-2:], 16) * 1000 + 500),
+        "attributes": kw.pop("attributes", []),
+    }
+    if parent:
+        sp["parentSpanId"] = parent
+    sp.update(kw)
+    return sp
+
+
+def test_genai_span_events(tmp_path: Path) -> None:
+    span = _sp(
+        "00000000000000a1",
+        name="chat gpt-4o",
+        attributes=_kv({"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}),
+        events=[
+            {"name": "gen_ai.system.message", "attributes": _kv({"content": "Be brief."})},
+            {"name": "gen_ai.user.message", "attributes": _kv({"content": "Hi"})},
+            {
+                "name": "gen_ai.choice",
+                "attributes": _kv(
+                    {
+                        "message": json.dumps(
+                            {
+                                "role": "assistant",
+                                "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{}"}}],
+                            }
+                        )
+                    }
+                ),
+            },
+        ],
+    )
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps(_req(span)))
+    (t,) = list(load_traces(path))
+    assert [(e.kind, e.role) for e in t.events] == [
+        ("message", "system"),
+        ("message", "user"),
+        ("llm_call", None),
+        ("tool_call", "assistant"),
+    ]
+    assert t.events[3].tool_call is not None and t.events[3].tool_call.call_id == "c1"
+
+
+def test_parent_cycle_and_duplicate_spans(tmp_path: Path) -> None:
+    a = _sp("00000000000000a1", "00000000000000a2", name="a")
+    b = _sp("00000000000000a2", "00000000000000a1", name="b")
+    path = tmp_path / "cycle.jsonl"
+    path.write_text("\n".join(json.dumps(_req(x)) for x in (a, b, a)) + "\n")
+    (t,) = list(load_traces(path))
+    assert len(t.events) == 2  # both spans once, duplicate dropped, cycle broken
+    assert t.raw["duplicate_spans"] == 1
+
+
+def test_unknown_openinference_history_flagged(tmp_path: Path) -> None:
+    attrs = {
+        "openinference.span.kind": "LLM",
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.content": "Earlier question",
+        "llm.input_messages.1.message.role": "assistant",
+        "llm.input_messages.1.message.content": "Earlier answer from a previous run",
+        "llm.input_messages.2.message.role": "user",
+        "llm.input_messages.2.message.contents.0.message_content.type": "text",
+        "llm.input_messages.2.message.contents.0.message_content.text": "Follow-up",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.content": "Answer",
+    }
+    path = tmp_path / "oi.json"
+    path.write_text(json.dumps(_req(_sp("00000000000000b1", attributes=_kv(attrs)))))
+    (t,) = list(load_traces(path))
+    copied = [e for e in t.events if e.is_copied_context]
+    assert [e.content for e in copied] == ["Earlier answer from a previous run"]
+    assert [e.content for e in t.events if e.role == "user"] == ["Earlier question", "Follow-up"]
+
+
+def test_malformed_inputs(tmp_path: Path) -> None:
+    imp = OtlpImporter()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"resourceSpans": "nope"}))
+    with pytest.raises(FormatError, match="not a list"):
+        list(imp.load(Source(bad)))
+    noid = tmp_path / "noid.json"
+    noid.write_text(json.dumps(_req({"name": "x", "traceId": "11" * 16})))
+    with pytest.raises(FormatError, match="no traceId/spanId"):
+        list(imp.load(Source(noid)))
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"hello": "world"}))
+    with pytest.raises(FormatError):
+        list(imp.load(Source(other)))
+    # a bad item in the middle of a list: reported, the rest still loads
+    mixed = tmp_path / "mixed.json"
+    good = _req(_sp("00000000000000c1", name="ok"))
+    mixed.write_text(
+        json.dumps([good, {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 1}]}]}]}, good])
+    )
+    items = list(imp.load(Source(mixed)))
+    errs = [i for i in items if isinstance(i, TraceLoadError)]
+    traces = [i for i in items if isinstance(i, Trace)]
+    assert len(errs) == 1 and "item 1" in errs[0].reason
+    assert len(traces) == 1 and traces[0].raw["duplicate_spans"] == 1
+    # through the public loader, a non-OTLP file is never claimed by this importer
+    assert imp.sniff(Source(other)) == 0.0
+
+
+def test_sniff_is_specific() -> None:
+    imp = OtlpImporter()
+    assert imp.sniff(Source(FIX / "genai_current_tools.jsonl")) >= 0.9
+    assert imp.sniff(Source(FIX / "legacy_console_spans.json")) >= 0.8
+    agents = FIX.parent / "openai_agents" / "single_trace.json"
+    assert imp.sniff(Source(agents)) == 0.0
+
+
+def test_any_value_and_ids() -> None:
+    assert _any_value({"intValue": "42"}) == 42
+    assert _any_value({"doubleValue": 0.5}) == 0.5
+    assert _any_value({"boolValue": False}) is False
+    assert _any_value({"bytesValue": "AQI="}) == "AQI="
+    assert _any_value({"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": "1"}]}}) == ["a", 1]
+    kv = {"kvlistValue": {"values": [{"key": "k", "value": {"stringValue": "v"}}]}}
+    assert _any_value(kv) == {"k": "v"}
+    assert _any_value({}) is None
+    assert _hex_id("W47/95gDgQPSabYzgT/GDA==") == "5b8eff f798038103d269b633813fc60c".replace(" ", "")
+    assert _hex_id("0x00f067aa0ba902b7") == "00f067aa0ba902b7"
+    assert _hex_id("0000000000000000") is None
+    assert _hex_id("") is None
