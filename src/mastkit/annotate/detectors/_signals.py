@@ -20,7 +20,10 @@ SUCCESS_CLAIM = re.compile(
     r"|task (?:is|has been) (?:now )?(?:complete|completed|done|finished)"
     r"|all (?:the )?tests (?:now )?pass|tests? (?:are |is )?(?:now )?passing"
     r"|incident (?:is |has been )?(?:now )?resolved|everything (?:is )?working"
-    r"|should (?:now )?be (?:fixed|resolved|working))\b"
+    r"|should (?:now )?be (?:fixed|resolved|working)"
+    r"|(?:restart|rollback|roll-back|fix|change|patch|update|redeploy)\s+(?:has\s+)?(?:resolved|fixed)"
+    r"|resolved the [\w -]{0,40}(?:incident|issue|alert|problem|outage))\b"
+    r"|\bverified:|(?:^|\n)\s*(?:resolved|fixed|done)[.!:]"
 )
 
 # Tools an agent calls to hand in its work (an implicit claim that the task is done).
