@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from mastkit.analyze.diff import diff_annotations, diff_runs, mcnemar_exact
+from mastkit.analyze.diff import diff_annotations, diff_runs, mcnemar_exact, newcombe
 from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
 from mastkit.cli.main import app
 from mastkit.store import Store
@@ -84,3 +85,82 @@ def test_diff_runs_from_the_store_and_cli(tmp_path: Path) -> None:
         app, ["diff", A.config_hash()[:12], B.config_hash()[:12], "--db", str(db), "-f", "md"]
     )
     assert "| FM-1.3 | 100.0% (8/8) | 0.0% (0/8) |" in md.stdout
+    assert "| FC1 Specification Issues | 100.0% (8/8) | 0.0% (0/8) | 8 | 0 |" in md.stdout
+    assert "categories" in res.stdout and "FC3" in res.stdout
+    js = CliRunner().invoke(
+        app, ["diff", A.config_hash()[:12], B.config_hash()[:12], "--db", str(db), "-f", "json"]
+    )
+    assert json.loads(js.stdout)["categories"][0]["lost"] == 8
+
+
+def _vec(tid: str, config: AnnotatorConfig, verdicts: dict[str, str]) -> Annotation:
+    codes = ("FM-1.1", "FM-1.3", "FM-3.2")
+    return Annotation(
+        trace_id=tid,
+        config=config,
+        config_hash=config.config_hash(),
+        verdicts=[
+            ModeVerdict.model_validate({"code": c, "verdict": verdicts.get(c, "absent")}) for c in codes
+        ],
+    )
+
+
+def test_category_totals_paired_by_hand() -> None:
+    p, u = "present", "unknown"
+    a_rows = {
+        "t0": {"FM-1.1": p, "FM-1.3": p},
+        "t1": {"FM-1.1": p},
+        "t2": {"FM-1.3": p},
+        "t3": {"FM-1.3": p},
+        "t7": {"FM-3.2": p},
+        "t9": {"FM-1.1": u, "FM-1.3": p},
+    }
+    b_rows = {
+        "t3": {"FM-1.3": p},
+        "t6": {"FM-1.1": p},
+        "t7": {"FM-3.2": p},
+        "t8": {"FM-1.1": u, "FM-1.3": u},
+        "t9": {"FM-1.3": u},
+    }
+    ids = [f"t{i}" for i in range(10)]
+    d = diff_annotations(
+        [_vec(t, A, a_rows.get(t, {})) for t in ids], [_vec(t, B, b_rows.get(t, {})) for t in ids]
+    )
+    cats = {c.category: c for c in d.categories}
+    assert set(cats) == {"FC1", "FC3"}  # categories come from the built-in MAST taxonomy
+    fc1 = cats["FC1"]
+    assert fc1.name == "Specification Issues" and fc1.codes == ["FM-1.1", "FM-1.3"]
+    # A: t0-t3 and t9 have an FC1 mode; B: t3 and t6. t8 is all-unknown in B (not judged);
+    # t9 in B has FM-1.1 absent and FM-1.3 unknown, so it counts as judged without FC1.
+    assert (fc1.a_present, fc1.a_judged, fc1.a_flags) == (5, 10, 6)
+    assert (fc1.b_present, fc1.b_judged, fc1.b_flags) == (2, 9, 2)
+    assert fc1.p_a == 0.5 and fc1.p_b == pytest.approx(2 / 9)
+    # Discordant pairs (t8 excluded): lost t0, t1, t2, t9; gained t6 -> 2 * (1 + 5) / 2**5
+    assert (fc1.test, fc1.lost, fc1.gained) == ("mcnemar", 4, 1)
+    assert fc1.p_value == pytest.approx(12 / 32) and fc1.direction == "unchanged"
+    fc3 = cats["FC3"]
+    assert (fc3.a_present, fc3.b_present, fc3.p_value, fc3.direction) == (1, 1, 1.0, "unchanged")
+    m13 = next(m for m in d.modes if m.code == "FM-1.3")
+    # FM-1.3 judged in both runs on 8 traces (t8, t9 unknown in B): lost t0, t2 -> 2 * 1/4
+    assert (m13.b_unknown, m13.lost, m13.gained, m13.p_value) == (2, 2, 0, 0.5)
+
+
+def test_category_totals_unpaired_fisher_and_custom_categories() -> None:
+    a = [_vec(f"a{i}", A, {"FM-1.1": "present"} if i < 6 else {}) for i in range(7)]
+    b = [_vec(f"b{i}", B, {"FM-1.3": "present"} if i < 1 else {}) for i in range(7)]
+    d = diff_annotations(a, b, categories={"FM-1.1": "X", "FM-1.3": "X"})
+    (x,) = d.categories
+    assert (x.category, x.name, x.a_present, x.b_present, x.test) == ("X", None, 6, 1, "fisher")
+    # [[6, 1], [1, 6]]: tables as or more extreme: x = 6, 7, 1, 0 -> (49 + 1 + 49 + 1) / C(14, 7)
+    assert x.p_value == pytest.approx(100 / 3432)
+    assert x.direction == "fell"
+
+
+def test_newcombe_interval_of_the_difference() -> None:
+    # 56/70 vs 48/80. Wilson: 0.8 in (0.6918, 0.8770), 0.6 in (0.4905, 0.7004); by hand:
+    # 0.2 - sqrt(0.1082² + 0.1004²) = 0.0524, 0.2 + sqrt(0.0770² + 0.1095²) = 0.3339.
+    ci = newcombe(48, 80, 56, 70)
+    assert ci is not None and ci == pytest.approx((0.0524, 0.3339), abs=1e-4)
+    assert newcombe(0, 0, 1, 2) is None
+    d = diff_annotations([_vec("t0", A, {})], [_vec("t0", B, {"FM-1.1": "present"})])
+    assert d.modes[0].delta_ci == newcombe(0, 1, 1, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Iterator
@@ -14,8 +15,18 @@ from typer.testing import CliRunner
 
 from mastkit.annotate.model import Annotation, AnnotatorConfig, Evidence, ModeVerdict
 from mastkit.cli.main import app
-from mastkit.export import ExportError, export_langfuse, export_otlp, otel_trace_id
+from mastkit.export import (
+    ExportError,
+    export_langfuse,
+    export_otlp,
+    export_run_langfuse,
+    export_run_otlp,
+    otel,
+    otel_trace_id,
+    span_ids,
+)
 from mastkit.store import Store
+from mastkit.traces.model import Event, Outcome, Trace
 
 SECRET = "sk-proj-Abc123def456ghi789jkl012mno345"
 
@@ -23,9 +34,11 @@ SECRET = "sk-proj-Abc123def456ghi789jkl012mno345"
 class Receiver:
     """A loopback HTTP server recording POSTs; ``statuses`` scripts the first replies."""
 
-    def __init__(self, statuses: list[int] | None = None) -> None:
+    def __init__(self, statuses: list[int] | None = None, replies: list[Any] | None = None) -> None:
         self.requests: list[tuple[str, dict[str, str], Any]] = []
         self.statuses = list(statuses or [])
+        self.replies = list(replies or [])
+        """JSON bodies of the first successful replies (then ``{}``)."""
         outer = self
 
         class H(BaseHTTPRequestHandler):
@@ -36,12 +49,15 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 outer.requests.append((self.path, dict(self.headers), json.loads(body)))
                 status = outer.statuses.pop(0) if outer.statuses else 200
+                reply = b"{}"
+                if status < 300 and outer.replies:
+                    reply = json.dumps(outer.replies.pop(0)).encode()
                 self.send_response(status)
-                if status == 503:
+                if status == 429 or status >= 500:
                     self.send_header("retry-after", "0")
-                self.send_header("Content-Length", "2")
+                self.send_header("Content-Length", str(len(reply)))
                 self.end_headers()
-                self.wfile.write(b"{}")
+                self.wfile.write(reply)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -117,7 +133,7 @@ def test_otlp_payload_structure_and_trace_id_reuse(receiver: Receiver) -> None:
         SECRET not in json.dumps(body)
         and "[REDACTED:openai_key]" in ev["mastkit.evidence.quote"]["stringValue"]
     )
-    assert second["events"] == [] and first["status"]["code"] == 2 and second["status"]["code"] == 1
+    assert second["events"] == [] and first["status"]["code"] == 0 == second["status"]["code"]
 
 
 def test_otlp_retries_503_then_succeeds() -> None:
@@ -170,3 +186,116 @@ def test_export_cli(tmp_path: Path, receiver: Receiver) -> None:
     assert "sent 2 annotation spans" in res.stdout and receiver.requests[0][1]["X-A"] == "b"
     res = CliRunner().invoke(app, ["export", "langfuse", "-o", str(tmp_path / "s.jsonl"), "--db", str(db)])
     assert res.exit_code == 0, res.output and (tmp_path / "s.jsonl").exists()
+
+
+OTLP_TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
+
+
+def _store_with_otlp_trace(db: Path) -> Store:
+    """A store holding the annotations of :func:`_annotations`; the first trace came from OTLP."""
+    events = [
+        Event(seq=i, kind="message", actor="sre", content=f"step {i}", id=f"{i + 1:016x}") for i in range(12)
+    ]
+    # A later event of span 00f067aa0ba902b7: it carries the span id as its parent, not as its id.
+    events[9] = Event(seq=9, kind="message", actor="sre", content="patched", parent_id="00f067aa0ba902b7")
+    trace = Trace(trace_id=OTLP_TRACE_ID, source_format="otlp", events=events, outcome=Outcome(success=False))
+    store = Store(db)
+    anns = _annotations()
+    store.register_run(anns[0].config)
+    store.upsert_trace(trace)
+    for a in anns:
+        store.put_annotation(a, a.trace_id)
+    return store
+
+
+def test_otlp_success_attribute_timestamps_and_partial_success(tmp_path: Path) -> None:
+    replies = [{"partialSuccess": {"rejectedSpans": "1", "errorMessage": "span too large"}}]
+    with _store_with_otlp_trace(tmp_path / "m.db") as store, Receiver(replies=replies) as r:
+        with pytest.raises(ExportError, match="rejected 1 of 2 spans: span too large"):
+            export_run_otlp(store, r.url)
+        config, n = export_run_otlp(store, r.url, batch_size=1)
+    assert (config, n) == (_annotations()[0].config_hash, 2)
+    assert len(r.requests) == 3  # one rejected-in-part request, then two batches of one span
+    first = r.requests[1][2]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    attrs = {a["key"]: a["value"] for a in first["attributes"]}
+    assert attrs["mastkit.success"] == {"boolValue": False}
+    assert attrs["mastkit.run"] == {"stringValue": config}
+    second = r.requests[2][2]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert "mastkit.success" not in {a["key"] for a in second["attributes"]}  # no trace row: unknown
+    # Spans are stamped with the annotation time, so re-exports are identical.
+    assert first["startTimeUnixNano"] == first["events"][0]["timeUnixNano"]
+    assert r.requests[0][2]["resourceSpans"][0]["scopeSpans"][0]["spans"][0] == first
+
+
+def test_otlp_retries_429_and_gives_up_on_persistent_5xx() -> None:
+    with Receiver(statuses=[429, 429, 200]) as r:
+        assert export_otlp(_annotations(), r.url) == 2
+        assert len(r.requests) == 3
+    with Receiver(statuses=[500, 502, 503, 200]) as r:
+        with pytest.raises(ExportError, match="gave up after 3 attempts"):
+            export_otlp(_annotations(), r.url)
+        assert len(r.requests) == 3
+
+
+def test_otlp_redaction_can_be_disabled_only_on_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert otel._is_loopback("http://127.0.0.1:4318") and otel._is_loopback("http://localhost:4318")
+    assert not otel._is_loopback("https://otlp.example.com") and not otel._is_loopback("http://10.0.0.7")
+    with Receiver() as r:
+        export_otlp(_annotations(), r.url, redact=False)
+        assert SECRET in json.dumps(r.requests[0][2])
+        monkeypatch.setattr(otel, "_is_loopback", lambda endpoint: False)  # as if it were remote
+        export_otlp(_annotations(), r.url, redact=False)
+        assert SECRET not in json.dumps(r.requests[1][2])
+
+
+def test_otlp_cli_env_headers_batch_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _store_with_otlp_trace(tmp_path / "m.db").close()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20tok,x-scope=a")
+    with Receiver() as r:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.url)
+        res = CliRunner().invoke(
+            app, ["export", "otlp", "--db", str(tmp_path / "m.db"), "--batch-size", "1", "-H", "x-scope: b"]
+        )
+        assert res.exit_code == 0, res.output
+        assert len(r.requests) == 2
+        headers = {k.lower(): v for k, v in r.requests[0][1].items()}
+        assert headers["authorization"] == "Bearer tok" and headers["x-scope"] == "b"  # -H wins
+    res = CliRunner().invoke(app, ["export", "otlp", "--db", str(tmp_path / "m.db"), "-H", "nocolon"])
+    assert res.exit_code == 2
+
+
+def test_langfuse_observation_ids_and_fresh_event_ids(tmp_path: Path) -> None:
+    with _store_with_otlp_trace(tmp_path / "m.db") as store, Receiver() as r:
+        assert span_ids(store) == {
+            OTLP_TRACE_ID: {i: f"{i + 1:016x}" for i in range(12) if i != 9} | {9: "00f067aa0ba902b7"}
+        }
+        export_run_langfuse(store, host=r.url, public_key="pk", secret_key="sk")
+        export_run_langfuse(store, host=r.url, public_key="pk", secret_key="sk")
+    first, again = (req[2]["batch"] for req in r.requests)
+    scores = {(e["body"]["traceId"], e["body"]["name"]): e["body"] for e in first}
+    # The present verdict's evidence starts at event 9: the score lands on that span.
+    assert scores[(OTLP_TRACE_ID, "FM-3.2")]["observationId"] == "00f067aa0ba902b7"
+    assert "observationId" not in scores[(OTLP_TRACE_ID, "FM-1.3")]
+    assert "observationId" not in scores[("run-2", "FM-3.2")]
+    # Same score ids (updates in place) but new event ids (Langfuse deduplicates on those).
+    assert [e["body"]["id"] for e in first] == [e["body"]["id"] for e in again]
+    assert not {e["id"] for e in first} & {e["id"] for e in again}
+    assert base64.b64decode(r.requests[0][1]["Authorization"].split()[1]) == b"pk:sk"
+
+
+def test_langfuse_207_errors_are_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    reply = {
+        "successes": [{"id": "x", "status": 201}],
+        "errors": [{"id": "y", "status": 400, "message": "Invalid request data"}],
+    }
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-env")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-env")
+    with (
+        Receiver(statuses=[207], replies=[reply]) as r,
+        pytest.raises(ExportError, match="rejected 1 of 5 scores: 400 Invalid request data"),
+    ):
+        export_langfuse(_annotations(), host=r.url)
+    assert base64.b64decode(r.requests[0][1]["Authorization"].split()[1]) == b"pk-env:sk-env"
+    monkeypatch.delenv("LANGFUSE_SECRET_KEY")
+    with pytest.raises(ExportError, match="LANGFUSE_SECRET_KEY"):
+        export_langfuse(_annotations(), host="http://127.0.0.1:9")

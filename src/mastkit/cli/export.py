@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import unquote
 
 import typer
 
-from mastkit.cli._common import EXIT_NOTHING, EXIT_USAGE, err, out
+from mastkit.cli._common import EXIT_NOTHING, EXIT_PARTIAL, EXIT_USAGE, err, out
 from mastkit.errors import MastkitError
-from mastkit.export import export_langfuse, export_otlp
+from mastkit.export import export_run_langfuse, export_run_otlp
 from mastkit.store import Store
 
 app = typer.Typer(
@@ -20,6 +22,8 @@ DbOpt = Annotated[Path, typer.Option(help="Store file (SQLite).", envvar="MASTKI
 RunOpt = Annotated[
     str | None, typer.Option(help="Run: config-hash prefix, rules/llm/hybrid or model (default latest).")
 ]
+BatchOpt = Annotated[int, typer.Option(min=1, help="Spans/scores per request.")]
+TimeoutOpt = Annotated[float, typer.Option(min=0.1, help="Seconds per request (3 attempts on 429/5xx).")]
 
 
 def _open(db: Path) -> Store:
@@ -29,39 +33,57 @@ def _open(db: Path) -> Store:
     return Store(db)
 
 
+def _headers(flags: list[str]) -> dict[str, str]:
+    """Headers from ``OTEL_EXPORTER_OTLP_HEADERS`` (``k=v,k2=v2``, URL-encoded) then ``-H 'Name: value'``."""
+    headers: dict[str, str] = {}
+    for item in os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "").split(","):
+        name, sep, value = item.partition("=")
+        if sep and name.strip():
+            headers[unquote(name.strip())] = unquote(value.strip())
+    for h in flags:
+        name, sep, value = h.partition(":")
+        if not sep or not name.strip():
+            err.print(f"bad --header {h!r}: use 'Name: value'")
+            raise typer.Exit(EXIT_USAGE)
+        headers[name.strip()] = value.strip()
+    return headers
+
+
 @app.command("otlp")
 def otlp_cmd(
     endpoint: Annotated[
         str,
-        typer.Option(help="OTLP/HTTP base URL, e.g. http://collector:4318.", envvar="MASTKIT_OTLP_ENDPOINT"),
+        typer.Option(
+            help="OTLP/HTTP base URL (spans go to {endpoint}/v1/traces), e.g. http://collector:4318.",
+            envvar=["MASTKIT_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"],
+        ),
     ],
     header: Annotated[
-        list[str] | None, typer.Option("--header", "-H", help="Extra header 'Name: value' (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--header", "-H", help="Extra header 'Name: value' (repeatable; also OTEL_EXPORTER_OTLP_HEADERS)."
+        ),
     ] = None,
     run: RunOpt = None,
     db: DbOpt = Path("mastkit.db"),
+    batch_size: BatchOpt = 100,
+    timeout: TimeoutOpt = 10.0,
     redact: Annotated[
         bool, typer.Option(help="Redact evidence quotes (always on for non-loopback endpoints).")
     ] = True,
 ) -> None:
-    """One span per annotated trace with a span event per failure mode found."""
-    headers = {}
-    for h in header or []:
-        name, sep, value = h.partition(":")
-        if not sep:
-            err.print(f"bad --header {h!r}: use 'Name: value'")
-            raise typer.Exit(EXIT_USAGE)
-        headers[name.strip()] = value.strip()
+    """One span per annotated trace with a span event per failure mode found.
+
+    Traces imported from OTLP keep their trace id, so the annotation shows up in the same trace."""
+    headers = _headers(header or [])
     try:
         with _open(db) as store:
-            config = store.resolve_run(run)
-            formats = {r["trace_id"]: r["source_format"] for r in store.traces()}
-            n = export_otlp(
-                store.annotations(config), endpoint, formats=formats, headers=headers, redact=redact
+            config, n = export_run_otlp(
+                store, endpoint, run, headers=headers, batch_size=batch_size, timeout=timeout, redact=redact
             )
     except MastkitError as exc:
         err.print(f"error: {exc}")
-        raise typer.Exit(1) from None
+        raise typer.Exit(EXIT_PARTIAL) from None
     out.print(f"sent {n} annotation spans of run {config[:15]} to {endpoint}")
 
 
@@ -71,10 +93,18 @@ def langfuse_cmd(
         Path | None, typer.Option("--out", "-o", help="Write the scores as JSONL here.")
     ] = None,
     host: Annotated[
-        str | None, typer.Option(help="Langfuse host to post the scores to.", envvar="LANGFUSE_HOST")
+        str | None,
+        typer.Option(
+            "--host",
+            "--endpoint",
+            help="Langfuse host to post the scores to (basic auth from LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY).",
+            envvar="LANGFUSE_HOST",
+        ),
     ] = None,
     run: RunOpt = None,
     db: DbOpt = Path("mastkit.db"),
+    batch_size: BatchOpt = 100,
+    timeout: TimeoutOpt = 10.0,
 ) -> None:
     """Langfuse scores (one BOOLEAN score per judged mode, plus a count) to a file and/or a host."""
     if output is None and host is None:
@@ -82,10 +112,9 @@ def langfuse_cmd(
         raise typer.Exit(EXIT_USAGE)
     try:
         with _open(db) as store:
-            config = store.resolve_run(run)
-            n = export_langfuse(store.annotations(config), output, host=host)
+            config, n = export_run_langfuse(store, output, host, run, batch_size=batch_size, timeout=timeout)
     except MastkitError as exc:
         err.print(f"error: {exc}")
-        raise typer.Exit(1) from None
+        raise typer.Exit(EXIT_PARTIAL) from None
     where = " and ".join(x for x in (str(output) if output else "", host or "") if x)
     out.print(f"{n} scores of run {config[:15]} -> {where}")

@@ -7,7 +7,11 @@ verdicts are not scores: they are skipped (a score of 0 would read as "absent").
 Written as JSONL of score objects (``traceId``, ``name``, ``value``, ``dataType``, ``comment``,
 ``id``) — the body of Langfuse's score-create — or posted to ``{host}/api/public/ingestion`` as a
 batch of ``score-create`` events with basic auth (``LANGFUSE_PUBLIC_KEY``/``LANGFUSE_SECRET_KEY``).
-Comments are redacted. The score id is stable (trace, run, mode), so re-sending updates in place.
+Comments are redacted. The score id is stable (trace, run, mode), so re-sending updates in place
+(each send uses fresh event ids: Langfuse deduplicates on the event id, updates on the body id).
+For traces that came from OTLP (ingested into Langfuse through its OpenTelemetry endpoint, where
+the trace id is the OTel trace id and an observation id is a span id), a present verdict's score is
+attached to the observation where its evidence starts (``observationId``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,12 +36,20 @@ def _sid(*parts: str) -> str:
 
 
 def langfuse_scores(
-    annotations: Iterable[Annotation], *, redactor: Redactor | None = None
+    annotations: Iterable[Annotation],
+    *,
+    redactor: Redactor | None = None,
+    observation_ids: Mapping[str, Mapping[int, str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Score objects for the annotations (see the module doc)."""
+    """Score objects for the annotations (see the module doc).
+
+    ``observation_ids`` maps a trace id to ``{event seq: native span id}`` for traces that came
+    from OTLP (Langfuse uses the span id as the observation id): a present verdict's score is
+    then attached to the observation where its evidence starts."""
     red = redactor or Redactor()
     scores: list[dict[str, Any]] = []
     for a in annotations:
+        spans = (observation_ids or {}).get(a.trace_id, {})
         for v in a.verdicts:
             if v.verdict == "unknown":
                 continue
@@ -45,21 +57,23 @@ def langfuse_scores(
             if v.evidence and v.evidence[0].quote:
                 ev = v.evidence[0]
                 comment += f" [events {ev.seq_start}-{ev.seq_end}] {ev.quote}"
-            scores.append(
-                {
-                    "id": _sid(a.trace_id, a.config_hash, v.code),
-                    "traceId": a.trace_id,
-                    "name": v.code,
-                    "value": 1 if v.verdict == "present" else 0,
-                    "dataType": "BOOLEAN",
-                    "comment": red.redact(comment.strip()).text[:1000] or None,
-                    "metadata": {
-                        "run": a.config_hash,
-                        "annotator": a.config.kind,
-                        "confidence": v.confidence,
-                    },
-                }
-            )
+            score: dict[str, Any] = {
+                "id": _sid(a.trace_id, a.config_hash, v.code),
+                "traceId": a.trace_id,
+                "name": v.code,
+                "value": 1 if v.verdict == "present" else 0,
+                "dataType": "BOOLEAN",
+                "comment": red.redact(comment.strip()).text[:1000] or None,
+                "metadata": {
+                    "run": a.config_hash,
+                    "annotator": a.config.kind,
+                    "confidence": v.confidence,
+                },
+            }
+            first = v.evidence[0].seq_start if v.evidence else None
+            if v.verdict == "present" and first is not None and first in spans:
+                score["observationId"] = spans[first]
+            scores.append(score)
         scores.append(
             {
                 "id": _sid(a.trace_id, a.config_hash, "count"),
@@ -83,9 +97,12 @@ def export_langfuse(
     secret_key: str | None = None,
     batch_size: int = 100,
     timeout: float = 10.0,
+    observation_ids: Mapping[str, Mapping[int, str]] | None = None,
 ) -> int:
-    """Write the scores to ``out`` (JSONL) and/or post them to a Langfuse ``host``. Returns the count."""
-    scores = langfuse_scores(annotations)
+    """Write the scores to ``out`` (JSONL) and/or post them to a Langfuse ``host``. Returns the count.
+
+    Raises :class:`ExportError` when the host refuses the request or rejects some of the scores."""
+    scores = langfuse_scores(annotations, observation_ids=observation_ids)
     if out is not None:
         Path(out).write_bytes(b"".join(orjson.dumps(s) + b"\n" for s in scores))
     if host is not None:
@@ -95,10 +112,19 @@ def export_langfuse(
             raise ExportError("Langfuse needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY (environment)")
         url = host.rstrip("/") + "/api/public/ingestion"
         now = datetime.now(UTC).isoformat()
+        failed: list[str] = []
         for i in range(0, len(scores), max(1, batch_size)):
             batch = [
-                {"id": _sid(s["id"], "event"), "type": "score-create", "timestamp": now, "body": s}
+                {"id": _sid(s["id"], "event", now), "type": "score-create", "timestamp": now, "body": s}
                 for s in scores[i : i + batch_size]
             ]
-            post_json(url, {"batch": batch}, headers=basic_auth(pk, sk), timeout=timeout)
+            reply = post_json(url, {"batch": batch}, headers=basic_auth(pk, sk), timeout=timeout)
+            # The ingestion API answers 207 with per-event errors rather than failing the request.
+            for e in (reply.get("errors") or []) if isinstance(reply, dict) else []:
+                if isinstance(e, dict):
+                    failed.append(f"{e.get('status')} {e.get('message') or e.get('error') or ''}".strip())
+        if failed:
+            raise ExportError(
+                f"{url}: Langfuse rejected {len(failed)} of {len(scores)} scores: " + "; ".join(failed[:3])
+            )
     return len(scores)

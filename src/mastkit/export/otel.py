@@ -28,7 +28,7 @@ from mastkit import __version__
 from mastkit.annotate.model import Annotation
 from mastkit.errors import MastkitError
 from mastkit.providers.redact import Redactor
-from mastkit.taxonomy import Taxonomy, load_taxonomy
+from mastkit.taxonomy import Taxonomy, builtin_taxonomies, load_taxonomy
 
 
 class ExportError(MastkitError):
@@ -69,19 +69,22 @@ def annotation_spans(
     annotations: Iterable[Annotation],
     *,
     formats: Mapping[str, str | None] | None = None,
+    outcomes: Mapping[str, bool | None] | None = None,
     taxonomy: Taxonomy | None = None,
     redactor: Redactor | None = None,
 ) -> list[dict[str, Any]]:
-    """OTLP/JSON span objects for the annotations (see the module doc)."""
-    now = time.time_ns()
+    """OTLP/JSON span objects for the annotations (see the module doc).
+
+    ``formats`` maps trace ids to their source format (to reuse OTLP trace ids), ``outcomes`` to
+    the recorded task success (``mastkit.success``); both come from the store's trace rows."""
+    taxonomies: dict[str, Taxonomy | None] = {taxonomy.id: taxonomy} if taxonomy is not None else {}
     spans = []
     for a in annotations:
-        tax = taxonomy
-        if tax is None or tax.id != a.config.taxonomy_id:
-            try:
-                tax = load_taxonomy(a.config.taxonomy_id)
-            except MastkitError:
-                tax = None
+        tid_ = a.config.taxonomy_id
+        if tid_ not in taxonomies:  # built-in taxonomies only: a custom one is not stored with the run
+            taxonomies[tid_] = load_taxonomy(tid_) if tid_ in builtin_taxonomies() else None
+        tax = taxonomies[tid_]
+        at = str(int(a.created_at.timestamp() * 1e9))
         present = a.present()
         tid = otel_trace_id(a.trace_id, (formats or {}).get(a.trace_id))
         sid = hashlib.sha256(f"{a.trace_id}|{a.config_hash}".encode()).hexdigest()[:16]
@@ -118,7 +121,7 @@ def annotation_spans(
             if v.rationale:
                 text = redactor.redact(v.rationale).text if redactor is not None else v.rationale
                 attrs.append(_attr("mastkit.mode.rationale", text[:500]))
-            events.append({"timeUnixNano": str(now), "name": "mastkit.failure_mode", "attributes": attrs})
+            events.append({"timeUnixNano": at, "name": "mastkit.failure_mode", "attributes": attrs})
         attrs = [
             _attr("mastkit.trace_id", a.trace_id),
             _attr("mastkit.run", a.config_hash),
@@ -128,6 +131,9 @@ def annotation_spans(
             _attr("mastkit.modes.count", len(present)),
             _attr("mastkit.modes.unknown", sum(1 for v in a.verdicts if v.verdict == "unknown")),
         ]
+        success = (outcomes or {}).get(a.trace_id)
+        if success is not None:
+            attrs.append(_attr("mastkit.success", bool(success)))
         if a.predicted_success is not None:
             attrs.append(_attr("mastkit.predicted_success", a.predicted_success))
         if a.attribution is not None and a.attribution.agent:
@@ -140,11 +146,12 @@ def annotation_spans(
                 "spanId": sid,
                 "name": "mastkit.annotation",
                 "kind": 1,
-                "startTimeUnixNano": str(now),
-                "endTimeUnixNano": str(now),
+                "startTimeUnixNano": at,
+                "endTimeUnixNano": at,
                 "attributes": attrs,
                 "events": events,
-                "status": {"code": 2 if present else 1, "message": ", ".join(present)},
+                # UNSET: a failure mode in the agent run is not an error of this span (error-rate views stay honest)
+                "status": {"code": 0},
             }
         )
     return spans
@@ -170,9 +177,10 @@ def post_json(
     timeout: float = 10.0,
     attempts: int = 3,
     sleep: Any = time.sleep,
-) -> None:
+) -> Any:
     """POST JSON (stdlib HTTP; payloads are small) with retries on 429/5xx and connection errors,
-    honouring ``retry-after``. Raises :class:`ExportError` with what happened on the last attempt."""
+    honouring ``retry-after``. Returns the parsed JSON reply (None when empty or not JSON).
+    Raises :class:`ExportError` with what happened on the last attempt."""
     body = orjson.dumps(payload)
     last = ""
     for attempt in range(1, attempts + 1):
@@ -182,8 +190,11 @@ def post_json(
         retry_after: str | None = None
         try:
             with urllib.request.urlopen(req, timeout=timeout) as resp:
-                resp.read()
-                return
+                reply = resp.read()
+            try:
+                return orjson.loads(reply) if reply.strip() else None
+            except orjson.JSONDecodeError:
+                return None
         except urllib.error.HTTPError as exc:
             last = f"HTTP {exc.code}: {exc.read()[:200].decode(errors='replace')}"
             if exc.code != 429 and exc.code < 500:
@@ -209,6 +220,7 @@ def export_otlp(
     endpoint: str,
     *,
     formats: Mapping[str, str | None] | None = None,
+    outcomes: Mapping[str, bool | None] | None = None,
     headers: Mapping[str, str] | None = None,
     batch_size: int = 100,
     timeout: float = 10.0,
@@ -219,7 +231,19 @@ def export_otlp(
     if not url.endswith("/v1/traces"):
         url += "/v1/traces"
     redactor = Redactor() if (redact or not _is_loopback(endpoint)) else None
-    spans = annotation_spans(annotations, formats=formats, redactor=redactor)
+    spans = annotation_spans(annotations, formats=formats, outcomes=outcomes, redactor=redactor)
+    rejected, messages = 0, []
     for i in range(0, len(spans), max(1, batch_size)):
-        post_json(url, export_request(spans[i : i + batch_size]), headers=headers, timeout=timeout)
+        reply = post_json(url, export_request(spans[i : i + batch_size]), headers=headers, timeout=timeout)
+        # OTLP partial success: the receiver accepted the request but dropped some spans (not retryable).
+        partial = reply.get("partialSuccess") if isinstance(reply, dict) else None
+        if isinstance(partial, dict) and int(partial.get("rejectedSpans") or 0) > 0:
+            rejected += int(partial["rejectedSpans"])
+            if partial.get("errorMessage"):
+                messages.append(str(partial["errorMessage"]))
+    if rejected:
+        raise ExportError(
+            f"{url}: the receiver rejected {rejected} of {len(spans)} spans"
+            + (f": {'; '.join(messages[:3])}" if messages else "")
+        )
     return len(spans)
