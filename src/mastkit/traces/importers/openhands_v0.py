@@ -1,0 +1,352 @@
+"""OpenHands V0 (``openhands-ai`` <= 0.x) trajectories: a list of serialised events.
+
+Handled shapes:
+
+* an exported trajectory: a JSON list of events (``/api/conversations/<id>/trajectory``,
+  ``save_trajectory_path``, the ``tests/runtime/trajs`` files);
+* an evaluation record ``{instance_id, instruction?, history: [events], metrics?, test_result?,
+  error?, ...}``, one JSON object, or one per line in ``output.jsonl`` (a bad line is reported,
+  the other lines still load).
+
+Each event is ``{id, timestamp, source: agent|user|environment, message, action | observation,
+args | (content, extras), cause?, tool_call_metadata?, llm_metrics?}``.
+
+Mapping: ``action: message`` -> ``message``; ``think`` -> ``reasoning``; ``finish`` ->
+``termination``; tool actions (``run``, ``read``, ``edit``, ``write``, ``browse*``, ``run_ipython``,
+``mcp``, ``delegate``, ...) -> ``reasoning`` (``args.thought``, when set) + ``tool_call`` (name =
+``tool_call_metadata.function_name`` or the action, arguments from the model's tool call, else
+``args``); other actions (``change_agent_state``, ``system``, ``recall``, ``condensation``) ->
+``system`` with the action as subtype (``condensation`` -> ``context_compaction``).
+Observations answering an action (``cause`` or ``tool_call_metadata``) -> ``tool_result``
+(``exit_code`` from ``extras.metadata.exit_code``); ``error`` -> ``error`` (or an error result);
+``agent_state_changed``/``null``/others -> ``system``. Usage: the model response's ``usage`` on
+the first event of that response (``tool_call_metadata.model_response.id`` = ``llm_call_id``), else
+the delta of the cumulative ``llm_metrics.accumulated_*`` counters. Termination: a ``finish``
+action, else the last ``agent_state``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces._build import TraceBuilder, dumps_text, parse_arguments, parse_ts, usage_from
+from mastkit.traces.model import (
+    Outcome,
+    SourceRef,
+    TerminatedBy,
+    Termination,
+    ToolCall,
+    ToolResult,
+    Trace,
+    Usage,
+)
+from mastkit.traces.registry import Importer, register
+from mastkit.traces.source import Source
+
+AGENT = "agent"
+_SOURCES = frozenset(("agent", "user", "environment"))
+_SYSTEM_ACTIONS = frozenset(
+    ("change_agent_state", "system", "recall", "condensation", "condensation_request", "null", "reject")
+)
+_STATES: dict[str, tuple[str, TerminatedBy]] = {
+    "finished": ("final_answer", "agent"),
+    "awaiting_user_input": ("awaiting_user_input", "agent"),
+    "error": ("error", "error"),
+    "stopped": ("user", "user"),
+    "paused": ("user", "user"),
+    "rejected": ("user", "user"),
+    "user_rejected": ("user", "user"),
+}
+
+
+def is_v0_event(e: Any) -> bool:
+    return (
+        isinstance(e, dict)
+        and e.get("source") in _SOURCES
+        and ("action" in e or "observation" in e)
+        and ("id" in e or "timestamp" in e)
+    )
+
+
+def _str(v: Any) -> str | None:
+    if v is None:
+        return None
+    return v if isinstance(v, str) else dumps_text(v)
+
+
+@register
+class OpenHandsV0Importer(Importer):
+    name = "openhands_v0"
+    description = "OpenHands V0 trajectories (event lists) and evaluation output records with history"
+
+    def sniff(self, src: Source) -> float:
+        rec = src.first_record
+        if src.json_shape == "array":
+            return 0.9 if is_v0_event(rec) else 0.0
+        if src.json_shape in ("object", "jsonl") and isinstance(rec, dict):
+            hist = rec.get("history")
+            if isinstance(hist, list) and hist and is_v0_event(hist[0]):
+                return 0.85
+        return 0.0
+
+    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        if src.json_shape == "jsonl":
+            for line, offset, value in src.iter_jsonl():
+                if isinstance(value, FormatError):
+                    yield TraceLoadError(src.path, value.reason, line=line, offset=offset)
+                    continue
+                if not isinstance(value, dict) or not isinstance(value.get("history"), list):
+                    yield TraceLoadError(src.path, "record has no 'history' event list", line=line)
+                    continue
+                try:
+                    yield self._trace(src, value["history"], value, line=line, index=line)
+                except (FormatError, ValueError, TypeError) as exc:
+                    yield TraceLoadError(src.path, f"bad record: {exc}", line=line)
+            return
+        doc = src.json
+        if isinstance(doc, list):
+            yield self._trace(src, doc, None, line=None, index=None)
+        elif isinstance(doc, dict) and isinstance(doc.get("history"), list):
+            yield self._trace(src, doc["history"], doc, line=None, index=None)
+        else:
+            raise FormatError("not an OpenHands V0 trajectory: expected a list of events or {history: [...]}")
+
+    def _trace(
+        self,
+        src: Source,
+        events: list[Any],
+        envelope: dict[str, Any] | None,
+        *,
+        line: int | None,
+        index: int | None,
+    ) -> Trace:
+        if events and not any(is_v0_event(e) for e in events[:5]):
+            raise FormatError("not an OpenHands V0 trajectory: events lack source/action/observation")
+        tid = None
+        if envelope is not None:
+            for key in ("instance_id", "conversation_id", "sid"):
+                if isinstance(envelope.get(key), (str, int)):
+                    tid = str(envelope[key])
+                    break
+        b = TraceBuilder(self.name, src.path, trace_id=tid, index=index)
+        base = "/history" if envelope is not None else ""
+        state = _State()
+        for i, e in enumerate(events):
+            ref = SourceRef(line=line, pointer=f"{base}/{i}")
+            if not isinstance(e, dict):
+                b.add("message", content=dumps_text(e), source=ref, raw=e, extra={"unrecognised": True})
+                continue
+            self._event(b, e, ref, state)
+        fields: dict[str, Any] = {"framework": "OpenHands", "model": state.model, "task": state.task}
+        if state.started is not None:
+            fields["started_at"] = state.started
+        if state.ended is not None:
+            fields["ended_at"] = state.ended
+        if state.finish_seq is not None:
+            fields["termination"] = Termination(
+                reason="final_answer", by="agent", native="finish", at_seq=state.finish_seq
+            )
+        elif state.last_state is not None:
+            reason, by = _STATES.get(state.last_state, ("unknown", "unknown"))
+            fields["termination"] = Termination(
+                reason=reason, by=by, native=state.last_state, at_seq=state.last_state_seq
+            )
+        if envelope is not None:
+            rest = {k: v for k, v in envelope.items() if k != "history"}
+            fields["raw"] = rest
+            if isinstance(rest.get("instance_id"), str):
+                fields["task_id"] = rest["instance_id"]
+            if isinstance(rest.get("instruction"), str):
+                fields["task"] = rest["instruction"]
+            test_result = rest.get("test_result")
+            if isinstance(test_result, dict) or state.final_output is not None:
+                fields["outcome"] = Outcome(
+                    final_output=state.final_output,
+                    metrics={"test_result": test_result} if isinstance(test_result, dict) else {},
+                )
+            err = rest.get("error")
+            if isinstance(err, str) and err and state.finish_seq is None:
+                fields["termination"] = Termination(reason="error", by="error", native=err)
+        elif state.final_output is not None:
+            fields["outcome"] = Outcome(final_output=state.final_output)
+        return b.build(**fields)
+
+    def _event(self, b: TraceBuilder, e: dict[str, Any], ref: SourceRef, st: _State) -> None:
+        source = e.get("source")
+        actor = source if isinstance(source, str) else None
+        eid = _str(e.get("id"))
+        cause = _str(e.get("cause"))
+        ts = parse_ts(e.get("timestamp"))
+        if ts is not None:
+            st.started = st.started or ts
+            st.ended = ts
+        common: dict[str, Any] = {"id": eid, "parent_id": cause, "started_at": ts, "source": ref}
+        tcm = e.get("tool_call_metadata")
+        tcm = tcm if isinstance(tcm, dict) else None
+        resp = tcm.get("model_response") if tcm is not None else None
+        resp = resp if isinstance(resp, dict) else None
+        llm_call_id = _str(resp.get("id")) if resp is not None else None
+        if resp is not None and isinstance(resp.get("model"), str) and st.model is None:
+            st.model = resp["model"]
+        message = _str(e.get("message"))
+        raw: Any = e
+        if "action" in e:
+            action = _str(e.get("action")) or "unknown"
+            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            assert isinstance(args, dict)
+            usage = self._usage(e, resp, llm_call_id, st) if source == "agent" else None
+            role = "assistant" if source == "agent" else ("user" if source == "user" else "environment")
+            thought = _str(args.get("thought"))
+            if action == "message":
+                text = _str(args.get("content")) or message
+                b.add("message", actor=actor, role=role, content=text, llm_call_id=llm_call_id, usage=usage,
+                      raw=raw, **common)  # fmt: skip
+                if source == "user" and st.task is None:
+                    st.task = text
+                return
+            if action in _SYSTEM_ACTIONS:
+                subtype = "context_compaction" if action.startswith("condensation") else action
+                content = message or dumps_text(args)
+                b.add("system", actor=actor, role="system" if source != "agent" else "assistant", content=content,
+                      subtype=subtype, raw=raw, **common)  # fmt: skip
+                if action == "change_agent_state" and isinstance(args.get("agent_state"), str):
+                    st.last_state, st.last_state_seq = args["agent_state"], len(b.events) - 1
+                return
+            if action == "think":
+                b.add("reasoning", actor=actor, role=role, content=thought or message, llm_call_id=llm_call_id,
+                      usage=usage, raw=raw, **common)  # fmt: skip
+                return
+            if action == "finish":
+                text = _str(args.get("final_thought")) or thought or message
+                ev = b.add("termination", actor=actor, role=role, content=text, subtype="finish",
+                           llm_call_id=llm_call_id, usage=usage, raw=raw, **common)  # fmt: skip
+                st.finish_seq = ev.seq
+                st.final_output = text
+                return
+            if thought and thought.strip():
+                b.add("reasoning", actor=actor, role=role, content=thought, llm_call_id=llm_call_id, usage=usage,
+                      raw=raw, **common)  # fmt: skip
+                raw, usage = None, None
+                common = {**common, "id": None}
+            call_id = _str(tcm.get("tool_call_id")) if tcm is not None else None
+            name = _str(tcm.get("function_name")) if tcm is not None else None
+            arguments, arguments_raw = self._arguments(resp, call_id)
+            if arguments is None and arguments_raw is None:
+                arguments, arguments_raw = parse_arguments({k: v for k, v in args.items() if k != "thought"})
+            b.add(
+                "tool_call", actor=actor, role=role, llm_call_id=llm_call_id, usage=usage, raw=raw,
+                tool_call=ToolCall(name=name or action, call_id=call_id, arguments=arguments,
+                                   arguments_raw=arguments_raw),
+                extra={"action": action} if name and name != action else {}, **{**common, "id": eid},
+            )  # fmt: skip
+            return
+        obs: str = _str(e.get("observation")) or "unknown"
+        extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
+        assert isinstance(extras, dict)
+        obs_text = _str(e.get("content"))
+        if obs == "agent_state_changed":
+            new_state = extras.get("agent_state")
+            b.add("system", actor=actor, role="environment", content=_str(new_state) or message, subtype=obs, raw=raw,
+                  **common)  # fmt: skip
+            if isinstance(new_state, str):
+                st.last_state, st.last_state_seq = new_state, len(b.events) - 1
+            return
+        if obs in ("null", "recall", "condensation") or (cause is None and tcm is None and obs != "error"):
+            subtype = "context_compaction" if obs == "condensation" else obs
+            b.add("system", actor=actor, role="environment", content=obs_text or message, subtype=subtype, raw=raw,
+                  **common)  # fmt: skip
+            return
+        if obs == "error" and cause is None and tcm is None:
+            b.add("error", actor=actor, content=obs_text or message, raw=raw, **common)
+            return
+        meta = extras.get("metadata")
+        code = meta.get("exit_code") if isinstance(meta, dict) else extras.get("exit_code")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else None
+        success = e.get("success")
+        if isinstance(success, bool):
+            is_error: bool | None = not success
+        elif obs in ("error", "user_rejected"):
+            is_error = True
+        elif code is not None:
+            is_error = code != 0
+        else:
+            is_error = None
+        output = obs_text if obs_text else message
+        b.add(
+            "tool_result", actor="environment", role="tool", raw=raw,
+            tool_result=ToolResult(
+                call_id=_str(tcm.get("tool_call_id")) if tcm is not None else None,
+                name=_str(tcm.get("function_name")) if tcm is not None else obs,
+                output=output, is_error=is_error, exit_code=code,
+                status="rejected" if obs == "user_rejected" else None,
+            ),
+            extra={"observation": obs}, **common,
+        )  # fmt: skip
+
+    @staticmethod
+    def _arguments(resp: dict[str, Any] | None, call_id: str | None) -> tuple[Any, str | None]:
+        if resp is None:
+            return None, None
+        choices = resp.get("choices")
+        if not isinstance(choices, list):
+            return None, None
+        for ch in choices:
+            msg = ch.get("message") if isinstance(ch, dict) else None
+            calls = msg.get("tool_calls") if isinstance(msg, dict) else None
+            if not isinstance(calls, list):
+                continue
+            for c in calls:
+                if isinstance(c, dict) and (call_id is None or c.get("id") == call_id):
+                    fn = c.get("function")
+                    if isinstance(fn, dict):
+                        return parse_arguments(fn.get("arguments"))
+        return None, None
+
+    @staticmethod
+    def _usage(
+        e: dict[str, Any], resp: dict[str, Any] | None, llm_call_id: str | None, st: _State
+    ) -> Usage | None:
+        if llm_call_id is not None:
+            if llm_call_id in st.seen_calls:
+                return None
+            st.seen_calls.add(llm_call_id)
+        if resp is not None:
+            u = usage_from(resp.get("usage"))
+            if u is not None:
+                return u
+        metrics = e.get("llm_metrics")
+        if not isinstance(metrics, dict):
+            return None
+        acc = metrics.get("accumulated_token_usage")
+        cost = metrics.get("accumulated_cost")
+        cur_in = acc.get("prompt_tokens") if isinstance(acc, dict) else None
+        cur_out = acc.get("completion_tokens") if isinstance(acc, dict) else None
+        cur_cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+        prev_in, prev_out, prev_cost = st.acc
+        u = Usage(
+            input_tokens=cur_in - prev_in if isinstance(cur_in, int) else None,
+            output_tokens=cur_out - prev_out if isinstance(cur_out, int) else None,
+            cost_usd=cur_cost - prev_cost if cur_cost is not None else None,
+        )
+        st.acc = (
+            cur_in if isinstance(cur_in, int) else prev_in,
+            cur_out if isinstance(cur_out, int) else prev_out,
+            cur_cost if cur_cost is not None else prev_cost,
+        )
+        return None if u.is_empty() else u
+
+
+class _State:
+    def __init__(self) -> None:
+        self.model: str | None = None
+        self.task: str | None = None
+        self.started: Any = None
+        self.ended: Any = None
+        self.finish_seq: int | None = None
+        self.final_output: str | None = None
+        self.last_state: str | None = None
+        self.last_state_seq: int | None = None
+        self.seen_calls: set[str] = set()
+        self.acc: tuple[int, int, float] = (0, 0, 0.0)

@@ -1,0 +1,116 @@
+"""mini-swe-agent .traj.json trajectories."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from conftest import shared_path
+from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces import Source, Trace, get_importer, iter_load, load_traces
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "mini_swe_agent"
+
+
+def _one(path: Path) -> Trace:
+    traces = list(load_traces(path))
+    assert len(traces) == 1
+    t = traces[0]
+    assert t.source_format == "mini_swe_agent"
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    return t
+
+
+def test_shared_sample_counts() -> None:
+    t = _one(shared_path("trace_samples", "mini_swe_agent_traj", "sqlfluff__sqlfluff-2419.traj.json"))
+    raws = [e for e in t.events if e.raw is not None]
+    assert len(raws) == 98  # every message kept exactly once
+    assert Counter(e.raw["role"] for e in raws) == {
+        "system": 1,
+        "user": 1,
+        "assistant": 48,
+        "tool": 47,
+        "exit": 1,
+    }
+    names = Counter(e.tool_call.name for e in t.events if e.tool_call is not None)
+    assert names == {"bash": 48}
+    assert t.kind_counts()["tool_result"] == 47
+    assert [a.name for a in t.agents] == ["mini-swe-agent"]
+    assert t.framework_version == "2.2.7" and t.model == "deepseek/deepseek-chat"
+    assert t.task_id == "sqlfluff__sqlfluff-2419"
+    assert t.task and "L060" in t.task
+    assert t.termination is not None
+    assert (t.termination.reason, t.termination.by, t.termination.native) == (
+        "submitted",
+        "agent",
+        "Submitted",
+    )
+    assert t.events[t.termination.at_seq or 0].kind == "termination"
+    assert t.outcome is not None and t.outcome.metrics == {"api_calls": 48}
+    assert t.outcome.final_output and t.outcome.final_output.startswith("diff --git")
+    # results pair by tool_call_id; the last call (the submit echo) has no result
+    pairs = list(t.tool_calls())
+    assert len(pairs) == 48 and sum(r is None for _c, r in pairs) == 1
+    for c, r in pairs:
+        if r is not None:
+            assert c.tool_call and r.tool_result and r.tool_result.call_id == c.tool_call.call_id
+    # usage: one per model call (48), on the assistant message
+    with_usage = [e for e in t.events if e.usage is not None]
+    assert len(with_usage) == 48 and all(e.kind == "message" for e in with_usage)
+    assert abs((t.total_usage().cost_usd or 0) - 0.019431048) < 1e-6
+    assert all(e.started_at is not None for e in t.events if e.kind in ("tool_result",))
+
+
+def test_text_mode_limits_exceeded() -> None:
+    t = _one(FIX / "text_mode_limits.traj.json")
+    assert t.termination is not None and (t.termination.reason, t.termination.by) == (
+        "limit_exceeded",
+        "limit",
+    )
+    calls = [e.tool_call for e in t.events if e.tool_call is not None]
+    assert [c.arguments for c in calls] == [{"command": "grep -rn argparse src/ | head"},
+                                            {"command": "python -m tool --version"}]  # fmt: skip
+    results = [e.tool_result for e in t.events if e.tool_result is not None]
+    assert [(r.exit_code, r.is_error) for r in results] == [(0, False), (2, True)]
+    assert len([p for p in t.tool_calls() if p[1] is not None]) == 2
+    assert t.model == "anthropic/claude-sonnet-4-20250514"
+    first = next(e for e in t.events if e.usage is not None)
+    assert first.usage is not None and (first.usage.input_tokens, first.usage.cost_usd) == (900, 0.25)
+    assert first.llm_call_id == "resp-1" and first.started_at is not None
+    assert t.task == "<pr_description>\nAdd a --version flag to the CLI.\n</pr_description>"
+
+
+def test_legacy_bare_list() -> None:
+    t = _one(FIX / "legacy_list.traj.json")
+    assert [e.kind for e in t.events] == [
+        "system", "message", "message", "tool_call", "tool_result", "message", "tool_call",
+    ]  # fmt: skip
+    assert t.termination is None and t.outcome is None
+    assert t.task == "Please print the Python version."
+    (_c1, r1), (_c2, r2) = list(t.tool_calls())
+    assert r1 is not None and r1.tool_result and r1.tool_result.exit_code == 0 and r2 is None
+
+
+def test_non_object_message_is_kept_not_fatal() -> None:
+    t = _one(FIX / "broken_message.traj.json")
+    assert [e.kind for e in t.events] == ["system", "message"]
+    assert t.events[1].raw == 42 and t.events[1].extra == {"unrecognised": True}
+
+
+def test_not_a_trajectory_is_a_load_error() -> None:
+    results = list(iter_load(FIX.parent / "swe_agent" / "bad_info.traj"))
+    assert all(isinstance(r, TraceLoadError) for r in results)
+    imp = get_importer("mini_swe_agent")
+    try:
+        list(imp.load(Source(FIX.parent / "swe_agent" / "bad_info.traj")))
+    except FormatError as exc:
+        assert "messages" in exc.reason
+    else:  # pragma: no cover
+        raise AssertionError("expected FormatError")
+
+
+def test_sniff() -> None:
+    imp = get_importer("mini_swe_agent")
+    assert imp.sniff(Source(FIX / "text_mode_limits.traj.json")) == 1.0
+    assert imp.sniff(Source(FIX / "legacy_list.traj.json")) >= 0.6
+    assert imp.sniff(Source(FIX.parent / "swe_agent" / "v1_autosubmit_cost.traj")) == 0

@@ -1,0 +1,86 @@
+"""OpenHands V1 SDK conversation folders (event-NNNNN-<id>.json files)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from conftest import shared_path
+from mastkit.errors import TraceLoadError
+from mastkit.traces import Source, Trace, get_importer, iter_load, load_traces
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "openhands_v1"
+
+
+def _check(t: Trace) -> None:
+    assert t.source_format == "openhands_v1"
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+
+
+def test_shared_sample_counts() -> None:
+    folder = shared_path("trace_samples", "openhands_v1_events", "confirmation_mode")
+    # the folder itself, and its parent walked recursively, both give ONE trace
+    for path in (folder, folder.parent):
+        traces = list(load_traces(path))
+        assert len(traces) == 1
+    t = traces[0]
+    _check(t)
+    raws = [e.raw for e in t.events if e.raw is not None]
+    assert len(raws) == 13
+    assert Counter(r["kind"] for r in raws) == {
+        "SystemPromptEvent": 1, "MessageEvent": 6, "ActionEvent": 3, "ObservationEvent": 3,
+    }  # fmt: skip
+    assert Counter(r["source"] for r in raws).keys() == {"agent", "user", "environment"}
+    names = Counter(e.tool_call.name for e in t.events if e.tool_call is not None)
+    assert names == {"terminal": 3}
+    pairs = list(t.tool_calls())
+    assert len(pairs) == 3
+    for c, r in pairs:
+        assert r is not None and r.tool_result and c.tool_call
+        assert r.tool_result.call_id == c.tool_call.call_id and r.tool_result.exit_code == 0
+        assert r.parent_id == c.id and r.tool_result.output == "hello world"
+        assert c.extra.get("security_risk") in ("LOW", "HIGH")
+    assert t.termination is None  # no finish call, no base_state.json
+    assert t.task == "echo hello world"
+    assert t.kind_counts()["reasoning"] == 3
+    assert [a.name for a in t.agents] == ["agent"] and t.agents[0].tools
+    # every event names its file
+    assert all(e.source and e.source.path and e.source.path.endswith(".json") for e in t.events)
+    assert [e.started_at for e in t.events] == sorted(e.started_at for e in t.events if e.started_at)
+
+
+def test_conversation_folder_with_base_state_and_bad_file() -> None:
+    results = list(iter_load(FIX))
+    errors = [r for r in results if isinstance(r, TraceLoadError)]
+    traces = [r for r in results if isinstance(r, Trace)]
+    assert len(traces) == 1 and len(errors) == 1
+    assert errors[0].path.endswith("event-00007-aaaa0007-0000-0000-0000-000000000000.json")
+    t = traces[0]
+    _check(t)
+    assert t.trace_id == "5f0c1d2e3a4b4c5d8e9f00112233aabb"
+    assert t.model == "litellm_proxy/claude-sonnet-4-5"
+    assert t.raw is not None and t.raw["base_state"]["execution_status"] == "finished"
+    assert t.termination is not None and (t.termination.reason, t.termination.by) == ("final_answer", "agent")
+    finish = t.events[t.termination.at_seq or 0]
+    assert finish.tool_call is not None and finish.tool_call.name == "finish"
+    assert t.outcome is not None and t.outcome.final_output == "a.toml shown; b.toml left alone."
+    # two parallel calls from one response share llm_call_id
+    calls = [e for e in t.events if e.tool_call is not None and e.llm_call_id == "resp-1"]
+    assert len(calls) == 2
+    results_by_id = {r.tool_result.call_id: r.tool_result for _c, r in t.tool_calls() if r and r.tool_result}
+    assert results_by_id["call_1"].is_error is False
+    assert (results_by_id["call_2"].status, results_by_id["call_2"].is_error) == ("rejected", True)
+    assert [e.subtype for e in t.events if e.kind == "system"] == [
+        "system_prompt", "context_compaction", "ConversationStateUpdateEvent",
+    ]  # fmt: skip
+    crashed = [e for e in t.events if e.tool_result is not None and e.tool_result.status == "error"]
+    assert len(crashed) == 1 and crashed[0].tool_result and crashed[0].tool_result.call_id == "call_9"
+
+
+def test_sniff() -> None:
+    imp = get_importer("openhands_v1")
+    assert imp.handles_dirs
+    assert imp.sniff(Source(FIX / "conv_finish")) >= 0.9
+    assert imp.sniff(Source(FIX / "conv_finish" / "events")) >= 0.9
+    assert imp.sniff(Source(FIX)) == 0
+    assert imp.sniff(Source(FIX.parent / "swe_agent")) == 0
