@@ -8,8 +8,8 @@ not by the file.
 
 from __future__ import annotations
 
+import codecs
 import json
-import re
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -31,12 +31,6 @@ def loads(data: bytes | str) -> Any:
         except (ValueError, RecursionError):
             pass
         raise
-
-
-_STRUCT = re.compile(rb'[\[\]{},"]')
-# From an opening quote up to (not including) the closing quote, or to the end of the buffer.
-_STRING_BODY = re.compile(rb'"[^"\\]*(?:\\[\s\S][^"\\]*)*')
-_WS = b" \t\r\n"
 
 
 def iter_jsonl(fh: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
@@ -64,126 +58,106 @@ def iter_jsonl(fh: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
             )
 
 
+_DECODER = json.JSONDecoder()
+_WS_STR = " \t\r\n"
+
+
 def iter_json_array(fh: IO[bytes], chunk_size: int = CHUNK) -> Iterator[tuple[int, int, Any]]:
     """Yield ``(index, byte_offset, element)`` for each element of a top-level JSON array.
 
-    Raises :class:`FormatError` (with the byte offset) when the file is not an array,
-    is truncated, or an element is not valid JSON.
+    Streams: memory follows the largest element, not the file. Each element is parsed in place by
+    the standard library's C scanner (``JSONDecoder.raw_decode``), which also finds where it ends, so
+    a huge array costs about one ``json.loads`` of the same bytes. NaN/Infinity are accepted.
+
+    Raises :class:`FormatError` (with the byte offset) when the file is not an array, is truncated,
+    is not UTF-8, or an element is not valid JSON.
     """
-    buf = b""
-    base = 0  # file offset of buf[0]
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    buf = ""
     pos = 0
     eof = False
+    mark, mark_bytes = 0, 0  # byte offset of buf[mark]
+    read_bytes = 0
 
-    def more() -> bool:
-        nonlocal buf, base, pos, eof
+    def offset(i: int) -> int:
+        nonlocal mark, mark_bytes
+        if i >= mark:
+            mark_bytes += (i - mark) if buf.isascii() else len(buf[mark:i].encode("utf-8"))
+        else:  # pragma: no cover - offsets are asked in increasing order
+            mark_bytes -= len(buf[i:mark].encode("utf-8"))
+        mark = i
+        return mark_bytes
+
+    def more(size: int) -> bool:
+        nonlocal buf, pos, eof, read_bytes, mark
         if eof:
             return False
-        data = fh.read(max(chunk_size, len(buf) - pos))  # grow geometrically for huge elements
+        data = fh.read(size)
+        try:
+            text = decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"not valid UTF-8: {exc.reason}", offset=read_bytes + exc.start) from None
+        read_bytes += len(data)
         if not data:
             eof = True
-            return False
-        if pos > 0:
-            buf = buf[pos:]
-            base += pos
-            pos = 0
-        buf += data
+            if not text:
+                return False  # nothing new: leave the buffer (and callers' indexes) alone
+        if pos > 0:  # drop what is consumed; keep offsets right
+            offset(pos)
+            buf, mark, pos = buf[pos:], 0, 0
+        buf += text
         return True
 
-    # Find the opening bracket.
-    while True:
-        while pos < len(buf) and buf[pos] in _WS:
-            pos += 1
-        if pos < len(buf):
-            break
-        if not more():
-            raise FormatError("empty file: expected a JSON array", offset=base + pos)
-    if buf.startswith(b"\xef\xbb\xbf", pos):
-        pos += 3
-    if buf[pos : pos + 1] != b"[":
-        raise FormatError("not a JSON array", offset=base + pos)
-    pos += 1
-
-    index = 0
-    while True:
-        # Skip whitespace to the element start (or the closing bracket).
+    def skip_ws() -> None:
+        nonlocal pos
         while True:
-            while pos < len(buf) and buf[pos] in _WS:
+            while pos < len(buf) and buf[pos] in _WS_STR:
                 pos += 1
-            if pos < len(buf):
-                break
-            if not more():
-                raise FormatError("truncated JSON array: missing ']'", offset=base + pos)
-        if buf[pos : pos + 1] == b"]":
+            if pos < len(buf) or not more(chunk_size):
+                return
+
+    skip_ws()
+    if buf.startswith("\ufeff", pos):
+        pos += 1
+        skip_ws()
+    if pos >= len(buf):
+        raise FormatError("empty file: expected a JSON array", offset=0)
+    if buf[pos] != "[":
+        raise FormatError("not a JSON array", offset=offset(pos))
+    pos += 1
+    index = 0
+    expect_value = False
+    while True:
+        skip_ws()
+        if pos >= len(buf):
+            raise FormatError("truncated JSON array: missing ']'", offset=offset(pos))
+        if buf[pos] == "]" and not expect_value:
             return
-        start = pos
-        depth = 0
-        scan = pos
-        end = -1
-        while end < 0:
-            m = _STRUCT.search(buf, scan)
-            need_more = m is None
-            string_end = 0
-            if m is None:
-                scan = len(buf)
-            elif m.group() == b'"':
-                sm = _STRING_BODY.match(buf, m.start())
-                string_end = sm.end() if sm is not None else len(buf)
-                if buf[string_end : string_end + 1] != b'"':
-                    # The string may go on in the next chunk: read more, then rescan it.
-                    need_more = True
-                    scan = m.start()
-            if m is None or need_more:
-                # Keep the element in the buffer (compact only up to its start).
-                pos = start
-                old_base = base
-                if not more():
-                    raise FormatError("truncated JSON array", offset=base + len(buf))
-                shift = base - old_base
-                start -= shift
-                scan -= shift
-                continue
-            ch = m.group()
-            at = m.start()
-            if ch == b'"':
-                scan = string_end + 1
-                if depth == 0:
-                    end = scan
-            elif ch in b"[{":
-                depth += 1
-                scan = at + 1
-            elif ch in b"]}":
-                if depth == 0:
-                    end = at  # the array's own ']' right after a scalar element
-                else:
-                    depth -= 1
-                    scan = at + 1
-                    if depth == 0:
-                        end = scan
-            elif depth == 0:  # a comma after a scalar element
-                end = at
-            else:
-                scan = at + 1
-        element = buf[start:end]
-        try:
-            value = loads(element)
-        except orjson.JSONDecodeError as exc:
-            raise FormatError(f"invalid JSON in array element {index}: {exc}", offset=base + start) from None
-        yield index, base + start, value
+        size = chunk_size
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(buf, pos)
+            except json.JSONDecodeError as exc:
+                if not eof and more(size):
+                    size *= 2  # a big element: read geometrically more
+                    continue
+                where = f"array element {index}" if exc.pos > pos else "the array"
+                raise FormatError(f"invalid JSON in {where}: {exc.msg}", offset=offset(pos)) from None
+            except RecursionError:
+                raise FormatError(f"array element {index} is nested too deeply", offset=offset(pos)) from None
+            if end + 64 > len(buf) and not eof and more(size):
+                continue  # a number may go on in the next chunk ("0" of "0.5"): decode it again
+            break
+        yield index, offset(pos), value
         index += 1
         pos = end
-        # Expect a comma or the closing bracket.
-        while True:
-            while pos < len(buf) and buf[pos] in _WS:
-                pos += 1
-            if pos < len(buf):
-                break
-            if not more():
-                raise FormatError("truncated JSON array: missing ']'", offset=base + pos)
-        ch1 = buf[pos : pos + 1]
-        if ch1 == b",":
+        skip_ws()
+        if pos >= len(buf):
+            raise FormatError("truncated JSON array: missing ']'", offset=offset(pos))
+        if buf[pos] == ",":
             pos += 1
-        elif ch1 == b"]":
+            expect_value = True
+        elif buf[pos] == "]":
             return
         else:
-            raise FormatError(f"expected ',' or ']' after array element {index - 1}", offset=base + pos)
+            raise FormatError(f"expected ',' or ']' after array element {index - 1}", offset=offset(pos))

@@ -50,7 +50,7 @@ Segment = tuple[str | None, str, str | None]
 
 # -- text segmenters: each returns exact slices of the text, or None when the style does not match --
 
-_CHATDEV_BLOCK = re.compile(r"(?m)^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [A-Z]+\]")
+_CHATDEV_BLOCK = re.compile(r"\n\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [A-Z]+\]")
 _CHATDEV_TURN = re.compile(
     r"^\[[^\]]+\] ([^:\n*]{1,60}): \*\*([^*\n<]{1,60})<->([^*\n]{1,60}?) on : ([^,*\n]+), turn (\d+)\*\*"
 )
@@ -58,6 +58,8 @@ _MAGENTIC = re.compile(r"(?m)^-{6,} ([^\n-][^\n]{0,80}?) -{6,}\s*$")
 _APPWORLD = re.compile(
     r"(?m)^(?:Response from (.{1,80})|Code Execution Output|\*{6,}[^\n]*\*{6,}|Reply from (.{1,80}))\s*$"
 )
+_HYPER_LINE = re.compile(r"^(\w+?)_[\w.-]+ - [A-Z]+ - ")
+_HYPER_WHO = re.compile(r"^([\w -]{1,40}?)'s Response:")
 _LOGURU = re.compile(r"(?m)^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \| ")
 _LOGURU_ROLE = re.compile(r"- (\w+)\(([^)]+)\): ")
 
@@ -68,7 +70,10 @@ def _split(text: str, starts: list[int]) -> list[str]:
 
 
 def _chatdev(text: str) -> list[Segment] | None:
-    starts = [m.start() for m in _CHATDEV_BLOCK.finditer(text)]
+    if text[:256].lstrip()[:1] != "[":
+        return None
+    # "\n[" is a literal prefix the regex engine scans for quickly (a ^-anchored pattern is not)
+    starts = [0] + [m.start() + 1 for m in _CHATDEV_BLOCK.finditer(text)]
     if len(starts) < 3:
         return None
     out: list[Segment] = []
@@ -115,21 +120,39 @@ _TEXT_SEGMENTERS: list[Callable[[str], list[Segment] | None]] = [
 ]
 
 
+def _close(out: list[Segment], lines: list[str]) -> None:
+    """Append the collected continuation lines to the last record."""
+    if lines and out:
+        actor, text, sub = out[-1]
+        out[-1] = (actor, "\n".join([text, *lines]), sub)
+    lines.clear()
+
+
 def _from_json_doc(doc: dict[str, Any]) -> list[Segment] | None:
     """AG2 / HyperAgent records are JSON documents with a ``trajectory`` list; MetaGPT has ``content``."""
     traj = doc.get("trajectory")
     if isinstance(traj, list) and traj:
         out: list[Segment] = []
+        lines: list[str] = []  # continuation lines of the open HyperAgent record
         for item in traj:
             if isinstance(item, dict):
+                _close(out, lines)
                 content = item.get("content")
                 text = "\n".join(str(c) for c in content) if isinstance(content, list) else str(content or "")
                 actor = item.get("name") or item.get("role")
                 out.append((str(actor) if actor else None, text, "message"))
+                continue
+            line = str(item)
+            m = _HYPER_LINE.match(line) if " - " in line[:160] else None
+            if m or not out or out[-1][2] != "log_record":
+                # HyperAgent: a "<run> - LEVEL - <Agent>'s Response: ..." line starts a record; the
+                # unprefixed lines after it (thoughts, code, observations) belong to it.
+                _close(out, lines)
+                who = _HYPER_WHO.match(line[m.end() :]) if m else None
+                out.append((who.group(1) if who else (m.group(1) if m else None), line, "log_record"))
             else:
-                line = str(item)
-                m = re.match(r"^(\w+?)_[\w.-]+ - [A-Z]+ - ", line)
-                out.append((m.group(1) if m else None, line, "log_line"))
+                lines.append(line)
+        _close(out, lines)
         return out
     content = doc.get("content")
     if isinstance(content, str):
