@@ -28,7 +28,12 @@ def test_metagpt_log_roles_outputs_costs_and_errors() -> None:
     assert usage.cost_usd == pytest.approx(0.009)
     assert t.termination is not None and t.termination.reason == "cost_limit"
     err = [e for e in t.events if e.kind == "error"][-1]
-    assert "NoMoneyException" in (err.content or "") and err.source is not None and err.source.line == 14 and err.source.end_line == 18
+    assert (
+        "NoMoneyException" in (err.content or "")
+        and err.source is not None
+        and err.source.line == 14
+        and err.source.end_line == 18
+    )
     # nothing dropped: every line of the file is in some event's raw or content
     text = LOG.read_text()
     covered = "\n".join(str(e.raw) if isinstance(e.raw, str) else (e.content or "") for e in t.events)
