@@ -209,6 +209,9 @@ def part_b(sets: list[Dataset], model: str) -> None:
     per: list[tuple[str, int, int, int, int]] = []  # dataset, trace chars, ours, ref, windows
     for ds in sets:
         traces = ds.load()
+        for t in traces:
+            for sp in t.source_paths[:1]:
+                _TRACES_PER_FILE[sp] = _TRACES_PER_FILE.get(sp, 0) + 1
         with FakeLLMServer(handler=lambda p: reply_json(set())) as srv:
             ann = make_annotator(
                 "llm",
@@ -274,11 +277,20 @@ def part_b(sets: list[Dataset], model: str) -> None:
     )
 
 
+_TRACES_PER_FILE: dict[str, int] = {}
+
+
 def _source_chars(t: Trace) -> int:
-    """Chars of the trace as the reference would paste it: its own source text."""
+    """Chars of the trace as the reference would paste it: its own source text (the record's text for
+    MAST-Data, the file for one-trace files, the events' text for files holding several traces)."""
+    if t.source_format == "mast_data" and isinstance(t.raw, dict):
+        text = t.raw.get("trace")
+        text = text.get("trajectory") if isinstance(text, dict) else text
+        if isinstance(text, str):
+            return len(text)
     if t.source_paths:
         p = Path(t.source_paths[0])
-        if p.is_file() and p.suffix != ".jsonl":
+        if p.is_file() and p.suffix != ".jsonl" and _TRACES_PER_FILE.get(str(p), 1) == 1:
             return p.stat().st_size
     return sum(len(e.text()) for e in t.events)
 
