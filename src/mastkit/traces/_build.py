@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -130,11 +131,29 @@ _NON_AGENT_ACTORS = {"user", "human", "system", "environment", "tool", "Human", 
 
 
 def fallback_trace_id(path: str | Path, index: int | None = None) -> str:
-    """A stable id for a trace without a native id: file stem + short hash of the path (+ record index)."""
+    """A stable id for a trace without a native id: file stem + short hash of the file's content
+    (+ record index). Content, not location: the same file gives the same id wherever it lives."""
     p = Path(path)
-    digest = hashlib.sha1(str(p.resolve()).encode()).hexdigest()[:8]
-    tid = f"{p.name.split('.')[0]}-{digest}"
+    try:
+        st = p.stat()
+        key = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = (0, 0)
+    tid = f"{p.name.split('.')[0]}-{_content_digest(str(p), *key)}"
     return tid if index is None else f"{tid}#{index}"
+
+
+@lru_cache(maxsize=4096)
+def _content_digest(path: str, _mtime_ns: int, _size: int) -> str:
+    h = hashlib.sha1()
+    try:
+        with open(path, "rb") as fh:
+            h.update(fh.read(1 << 16))
+            fh.seek(0, 2)
+            h.update(str(fh.tell()).encode())
+    except OSError:  # a folder (or unreadable): its name is all we have
+        h.update(Path(path).name.encode())
+    return h.hexdigest()[:8]
 
 
 def parse_ts(value: Any) -> datetime | None:
