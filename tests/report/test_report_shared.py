@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from conftest import shared_path
-
 from mastkit import load_traces
 from mastkit.analyze.profile import (
     cascade_chains,
