@@ -494,7 +494,7 @@ class AG2RuntimeImporter(Importer):
             return (
                 0.95 if "chat_completions" in tables and ("events" in tables or "agents" in tables) else 0.0
             )
-        first = src.head_text.lstrip().split("\n", 1)[0]
+        first = src.head_text[:4096].lstrip().split("\n", 1)[0]
         if _BANNER.match(first):
             return 0.95
         if src.json_shape == "jsonl":
