@@ -30,7 +30,6 @@ _FAST_TYPES: dict[str, frozenset[type]] = {
         "ended_at": (datetime,), "extra": (dict,),
     }.items()
 }  # fmt: skip
-_ANY: frozenset[type] = frozenset()
 
 STRICT = os.environ.get("MASTKIT_STRICT_EVENTS") == "1"
 """When set (the test suite sets it), every event built on the fast path is also validated by
@@ -46,7 +45,11 @@ def make_event(seq: int, kind: str, fields: dict[str, Any]) -> Event:
         return Event(seq=seq, kind=kind, **fields)
     fast = _FAST_TYPES
     for name, value in fields.items():
-        if value is not None and type(value) not in fast.get(name, _ANY) and name != "raw":
+        types = fast.get(name)
+        if types is None:
+            if name != "raw":  # an unknown field: let the model reject it
+                return Event(seq=seq, kind=kind, **fields)
+        elif value is not None and type(value) not in types:
             return Event(seq=seq, kind=kind, **fields)
     recipients = fields.get("recipients")
     if recipients is not None and not all(type(x) is str for x in recipients):
