@@ -191,7 +191,13 @@ def test_delay_is_per_request_and_requests_overlap() -> None:
         for t in threads:
             t.join()
         assert results == [200] * 32
-        assert srv.max_in_flight >= 16 and srv.in_flight == 0
+        assert srv.max_in_flight >= 16
+        # A client can read the last byte before the server thread leaves its handler: give the
+        # handlers a moment to finish instead of racing them.
+        deadline = time.monotonic() + 5
+        while srv.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert srv.in_flight == 0
 
 
 def test_keep_alive_reuses_one_connection() -> None:
