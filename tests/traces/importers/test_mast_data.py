@@ -115,23 +115,105 @@ def test_full_file_records_bad_record_reported_rest_loaded(tmp_path: Path) -> No
     assert [e.actor for e in mag.events] == [None, "user", "Orchestrator", "WebSurfer"]
 
 
-def test_big_array_streams(tmp_path: Path) -> None:
-    """A large array is read element by element: the first trace comes before the file is parsed."""
+SAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "mast_data" / "MAD_full_sample.json"
+
+
+def test_full_sample_fixture_every_mas_style() -> None:
+    errors: list[TraceLoadError] = []
+    traces = {t.framework: t for t in mastkit.load_traces(SAMPLE, on_error=errors.append) if t.task_id != "8"}
+    assert len(errors) == 1 and "record 4" in str(errors[0]) and "not a string" in str(errors[0])
+    assert set(traces) == {"AG2", "ChatDev", "MetaGPT", "HyperAgent", "AppWorld", "OpenManus", "Magentic-One"}
+    for t in traces.values():
+        assert t.source_format == "mast_data" and t.segmentation == "heuristic"
+        assert len({lab.native_code for lab in t.labels}) == 14
+        assert all(lab.source == "llm" and lab.code and lab.code.startswith("FM-") for lab in t.labels)
+        assert Trace.model_validate_json(t.model_dump_json()) == t
+    chatdev = traces["ChatDev"]
+    assert chatdev.task == "build a tip calculator" and chatdev.benchmark == "ProgramDev"
+    assert [e.actor for e in chatdev.events if e.subtype == "chat_turn"] == [
+        "Chief Product Officer",
+        "Programmer",
+    ]
+    (call,) = [e for e in chatdev.events if e.kind == "llm_call"]
+    assert call.usage is not None and (call.usage.input_tokens, call.usage.output_tokens) == (512, 40)
+    assert chatdev.termination is not None and chatdev.termination.reason == "completed"
+    assert {lab.code for lab in chatdev.labels if lab.present} == {"FM-1.3", "FM-3.2"}
+    metagpt = traces["MetaGPT"]
+    assert metagpt.task == "write a tip calculator" and metagpt.model == "Claude-3.7-Sonnet"
+    assert [(e.kind, e.actor) for e in metagpt.events] == [
+        ("message", "Alice"),
+        ("llm_call", "Alice"),
+        ("message", "Bob"),
+    ]
+    assert metagpt.total_usage().cost_usd == pytest.approx(0.002)
+    assert {lab.code: lab.present for lab in metagpt.labels}["FM-3.3"] is None  # null = unavailable
+    hyper = traces["HyperAgent"]
+    assert [e.actor for e in hyper.events] == ["HyperAgent", "Planner", "Inner-Navigator-Assistant"]
+    assert "Subgoal: locate parse()" in (hyper.events[1].content or "")  # continuation lines kept
+    assert hyper.task == "Fix the crash in parse()." and hyper.outcome is None
+    appworld = traces["AppWorld"]
+    assert "Supervisor Agent" in {e.actor for e in appworld.events}
+    assert "".join(e.content or "" for e in appworld.events) == appworld.raw["trace"]["trajectory"]
+    manus = traces["OpenManus"]
+    assert [e.kind for e in manus.events].count("llm_call") == 1 and manus.total_usage().input_tokens == 392
+    assert "Manus" in {e.actor for e in manus.events}
+    magentic = traces["Magentic-One"]
+    assert magentic.outcome is not None and magentic.outcome.final_output == "525"
+    assert magentic.outcome.success is None
+    ag2 = traces["AG2"]
+    assert ag2.outcome is not None and ag2.outcome.success is True
+    (crashed,) = [t for t in mastkit.load_traces(SAMPLE, on_error=errors.append) if t.task_id == "8"]
+    assert crashed.segmentation == "raw_unsegmented"
+    assert crashed.events[0].content == "the run crashed before writing a log"
+
+
+def test_big_array_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """~20 MB of records: the first trace comes after reading a few chunks, and peak memory follows
+    the reader's chunks and one record (a constant), not the file (~200 MB for the real one)."""
+    import io
+    import tracemalloc
+
     path = tmp_path / "MAD_full_dataset.json"
     rec = FULL[2]
     with path.open("w") as fh:
         fh.write("[")
-        for i in range(400):
+        for i in range(200):
+            trajectory = "---------- a ----------\n" + "y" * 100_000 + "\n---------- b ----------\nz\n" * 3
             fh.write(
                 ("," if i else "")
-                + json.dumps({**rec, "trace_id": i, "trace": {**rec["trace"], "trajectory": "x" * 50_000}})
-            )  # type: ignore[dict-item]
+                + json.dumps({**rec, "trace_id": i, "trace": {"key": "k", "trajectory": trajectory}})
+            )
         fh.write("]")
-    assert path.stat().st_size > 19_000_000
-    it = mastkit.load_traces(path)
-    first = next(it)
-    assert first.trace_id.endswith("/0")
-    assert sum(1 for _ in it) == 399
+    size = path.stat().st_size
+    assert size > 20_000_000
+
+    read = {"bytes": 0}
+    real_open = Path.open
+
+    class Counting(io.BufferedReader):
+        def read(self, n: int | None = -1, /) -> bytes:
+            data = super().read(n)
+            read["bytes"] += len(data)
+            return data
+
+    def counting_open(self: Path, mode: str = "r", *args: object, **kwargs: object) -> object:
+        if self == path and mode == "rb":
+            return Counting(io.FileIO(str(self), "rb"))
+        return real_open(self, mode, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    tracemalloc.start()
+    try:
+        it = mastkit.load_traces(path)
+        first = next(it)
+        assert first.trace_id.endswith("/0")
+        assert read["bytes"] < size / 2, (read["bytes"], size)  # lazy: most of the file is unread
+        n = 1 + sum(1 for _ in it)
+        _cur, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert n == 200 and read["bytes"] >= size
+    assert peak < 40_000_000, peak
 
 
 @pytest.mark.parametrize("text", ["", "plain words only", "{not json"])

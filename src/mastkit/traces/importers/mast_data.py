@@ -16,9 +16,14 @@ native code kept and the code mapped to the published 14-mode MAST by
 versions). Modes that no longer exist map to ``code=None`` (kept, with the native code).
 
 The trace itself is raw text in the MAS's own log style. A segmenter per style turns it into
-events — ChatDev log blocks, AG2 ``trajectory`` messages, HyperAgent log lines, MetaGPT loguru
-lines, Magentic-One ``---------- Agent ----------`` sections, AppWorld ``Response from ...``
-sections — and otherwise one message holding the whole text (``segmentation="raw_unsegmented"``).
+events — ChatDev log blocks, AG2 ``trajectory`` messages, HyperAgent log lines, MetaGPT / OpenManus
+loguru lines, MetaGPT "Agent Communication Log" sections, Magentic-One ``---------- Agent ----------``
+sections, AppWorld ``Response from ...`` sections — and otherwise one message holding the whole
+text (``segmentation="raw_unsegmented"``). Per-call usage lines (ChatDev ``OpenAI_Usage_Info``,
+MetaGPT ``Current cost: ...``, OpenManus ``Token usage: ...``) become ``llm_call`` events with
+their usage. From the text also: ``task`` (ChatDev ``task_prompt``, ``problem_statement`` /
+``prompt`` of JSON traces), termination (ChatDev ``ChatDev Ends``), outcome (``other_data.correct``
+of AG2 traces; Magentic-One ``FINAL ANSWER:`` as ``final_output`` without a verdict).
 The full original text is always kept in ``Trace.raw``; for text segmenters the events' contents
 concatenate back to it exactly. The two human-file records with ``mas_name="GAIA"`` have their
 MAS and benchmark swapped in the release; the importer swaps them back (original values in raw).
@@ -36,7 +41,7 @@ import orjson
 from mastkit._util.mast_legacy import map_label
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import TraceBuilder
-from mastkit.traces.model import Label, Outcome, Segmentation, SourceRef, Trace
+from mastkit.traces.model import Label, Outcome, Segmentation, SourceRef, Termination, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -62,6 +67,20 @@ _HYPER_LINE = re.compile(r"^(\w+?)_[\w.-]+ - [A-Z]+ - ")
 _HYPER_WHO = re.compile(r"^([\w -]{1,40}?)'s Response:")
 _LOGURU = re.compile(r"(?m)^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \| ")
 _LOGURU_ROLE = re.compile(r"- (\w+)\(([^)]+)\): ")
+# OpenManus agent lines: "✨ Manus's thoughts: ...", "🛠️ Manus selected 2 tools to use"
+_LOGURU_AGENT = re.compile(r" - \W{0,4}\s?(\w+)(?:'s thoughts:| selected \d+ tools)")
+# per-call usage lines: MetaGPT cost_manager, OpenManus app.llm:update_token_count
+_METAGPT_COST = re.compile(r"Current cost: \$([\d.]+), prompt_tokens: (\d+), completion_tokens: (\d+)")
+_OPENMANUS_TOKENS = re.compile(r"Token usage: Input=(\d+), Completion=(\d+)")
+# MetaGPT "Agent Communication Log" (a custom logger used in some MAST MetaGPT runs)
+_COMM_HEAD = re.compile(r"(?m)^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] (?:FROM: (\S+)|NEW MESSAGES:)")
+_COMM_SPEAKER = re.compile(r"NEW MESSAGES:\s*\n\s*([\w .-]{1,60}?):")
+_CHATDEV_USAGE = re.compile(
+    r"prompt_tokens: (\d+)\ncompletion_tokens: (\d+)(?:\ntotal_tokens: (\d+))?(?:\ncost: \$([\d.]+))?"
+)
+_CHATDEV_TASK = re.compile(r"\*\*task_prompt\*\*: ?([^\n]*)")
+_CHATDEV_ENDS = re.compile(r"ChatDev Ends \((\d{14})\)")
+_FINAL_ANSWER = re.compile(r"(?m)^FINAL ANSWER: ?(.*)$")
 
 
 def _split(text: str, starts: list[int]) -> list[str]:
@@ -79,7 +98,12 @@ def _chatdev(text: str) -> list[Segment] | None:
     out: list[Segment] = []
     for part in _split(text, starts):
         m = _CHATDEV_TURN.match(part)
-        out.append((m.group(1).strip(), part, "chat_turn") if m else (None, part, "log_block"))
+        if m:
+            out.append((m.group(1).strip(), part, "chat_turn"))
+        else:
+            out.append(
+                (None, part, "llm_usage" if "**[OpenAI_Usage_Info Receive]**" in part[:80] else "log_block")
+            )
     return out
 
 
@@ -107,8 +131,27 @@ def _loguru(text: str) -> list[Segment] | None:
         return None
     out: list[Segment] = []
     for part in _split(text, starts):
-        m = _LOGURU_ROLE.search(part.split("\n", 1)[0])
-        out.append((m.group(1) if m else None, part, "log_line"))
+        head = part.split("\n", 1)[0]
+        m = _LOGURU_ROLE.search(head) or _LOGURU_AGENT.search(head)
+        sub = "llm_usage" if _METAGPT_COST.search(head) or _OPENMANUS_TOKENS.search(head) else "log_line"
+        out.append((m.group(1) if m else None, part, sub))
+    return out
+
+
+def _comm_log(text: str) -> list[Segment] | None:
+    """``[ts] FROM: X TO: {...}`` / ``[ts] NEW MESSAGES: Speaker: ...`` sections (MetaGPT on MMLU)."""
+    heads = list(_COMM_HEAD.finditer(text))
+    if len(heads) < 2:
+        return None
+    out: list[Segment] = []
+    for part in _split(text, [m.start() for m in heads]):
+        m = _COMM_HEAD.match(part)
+        if m is None:
+            out.append((None, part, "preamble"))
+            continue
+        sp = None if m.group(1) else _COMM_SPEAKER.search(part, 0, 400)
+        who = m.group(1) or (sp.group(1).strip() if sp else None)
+        out.append((who, part, "message"))
     return out
 
 
@@ -117,6 +160,7 @@ _TEXT_SEGMENTERS: list[Callable[[str], list[Segment] | None]] = [
     lambda t: _headed(_MAGENTIC, t),
     lambda t: _headed(_APPWORLD, t),
     _loguru,
+    _comm_log,
 ]
 
 
@@ -179,6 +223,22 @@ def segment(text: str) -> tuple[list[Segment], Segmentation, dict[str, Any] | No
     return [(None, text, None)], "raw_unsegmented", None
 
 
+def _usage(text: str) -> Usage | None:
+    head = text.split("\n", 1)[0]
+    if m := _METAGPT_COST.search(head):
+        return Usage(input_tokens=int(m.group(2)), output_tokens=int(m.group(3)), cost_usd=float(m.group(1)))
+    if m := _OPENMANUS_TOKENS.search(head):
+        return Usage(input_tokens=int(m.group(1)), output_tokens=int(m.group(2)))
+    if m := _CHATDEV_USAGE.search(text, 0, 400):
+        return Usage(
+            input_tokens=int(m.group(1)),
+            output_tokens=int(m.group(2)),
+            total_tokens=int(m.group(3)) if m.group(3) else None,
+            cost_usd=float(m.group(4)) if m.group(4) else None,
+        )
+    return None
+
+
 @register
 class MastDataImporter(Importer):
     name = "mast_data"
@@ -190,9 +250,12 @@ class MastDataImporter(Importer):
         head = src.head_text
         if '"mas_name"' in head and ('"mast_annotation"' in head or '"annotations"' in head):
             return 0.95
-        rec = src.first_record if src.size <= 8 * 1024 * 1024 else None
-        if isinstance(rec, dict) and "mas_name" in rec and "trace" in rec:
-            return 0.9
+        # the label keys come after a trace text that can be 100s of KB: look at the first record
+        # (streamed up to its end only, so this stays cheap on the ~200 MB file)
+        if '"mas_name"' in head or src.size <= 8 * 1024 * 1024:
+            rec = src.first_record
+            if isinstance(rec, dict) and "mas_name" in rec and "trace" in rec:
+                return 0.9
         return 0.0
 
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
@@ -238,11 +301,15 @@ class MastDataImporter(Importer):
         b = TraceBuilder(self.name, src.path, trace_id="/".join(tid_parts))
         segments, segmentation, doc = segment(text)
         for i, (actor, content, subtype) in enumerate(segments):
+            usage = _usage(content) if subtype == "llm_usage" else None
+            if usage is not None and actor is None and b.last is not None and framework != "ChatDev":
+                actor = b.last.actor  # the cost line follows the call of the agent that just acted
             b.add(
-                "message",
+                "llm_call" if usage is not None else "message",
                 actor=actor,
                 content=content,
                 subtype=subtype,
+                usage=usage,
                 source=SourceRef(pointer=f"/{index}/trace" + (f"#segment-{i}" if len(segments) > 1 else "")),
             )
         labels = self._labels(rec)
@@ -250,7 +317,16 @@ class MastDataImporter(Importer):
         if doc is not None and isinstance(doc.get("other_data"), dict) and "correct" in doc["other_data"]:
             correct = doc["other_data"]["correct"]
             outcome = Outcome(success=correct if isinstance(correct, bool) else None)
+        if outcome is None and (finals := _FINAL_ANSWER.findall(text[-20_000:])):
+            outcome = Outcome(final_output=finals[-1].strip())  # Magentic-One; no verdict in the record
+        termination = None
+        ends = _CHATDEV_ENDS.search(text, max(0, len(text) - 20_000)) if framework == "ChatDev" else None
+        if ends and doc is None:
+            at = next((e.seq for e in reversed(b.events) if e.content and ends.group(0) in e.content), None)
+            termination = Termination(reason="completed", by="harness", native=ends.group(0), at_seq=at)
         task = None
+        if doc is None and (tp := _CHATDEV_TASK.search(text, 0, 20_000)):
+            task = tp.group(1).strip() or None
         if doc is not None:
             ps = doc.get("problem_statement") or doc.get("prompt")
             task = (
@@ -266,6 +342,7 @@ class MastDataImporter(Importer):
             task=task,
             task_id=str(native_id) if native_id is not None else None,
             outcome=outcome,
+            termination=termination,
             labels=labels,
             segmentation=segmentation,
             raw=envelope,
