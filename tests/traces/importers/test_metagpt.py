@@ -47,3 +47,41 @@ def test_text_before_first_record_is_an_error(tmp_path: Path) -> None:
     bad.write_text("hello\n" + LOG.read_text())
     with pytest.raises(TraceLoadError):
         list(mastkit.load_traces(bad, format="metagpt"))
+
+
+def test_console_capture_single_role_no_budget_stop() -> None:
+    path = FIXTURES / "metagpt" / "console_single_role.txt"
+    (t,) = list(mastkit.load_traces(path))
+    assert t.source_format == "metagpt"
+    assert t.task == "write a function that reverses a list"
+    assert t.termination is None
+    assert [e.kind for e in t.events] == ["system", "system", "plan", "message", "llm_call", "system"]
+    code = t.events[3]
+    assert code.actor == "Alice" and "def reverse_list" in (code.content or "")
+    assert code.source is not None and code.source.line == 4
+    call = t.events[4]
+    assert call.actor == "Alice" and call.usage is not None
+    assert (call.usage.input_tokens, call.usage.output_tokens) == (96, 21)
+    assert t.events[0].started_at is not None and t.events[0].started_at.second == 0
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+
+
+def test_crlf_and_bom(tmp_path: Path) -> None:
+    path = tmp_path / "run.log"
+    path.write_bytes(b"\xef\xbb\xbf" + LOG.read_text().replace("\n", "\r\n").encode())
+    (t,) = list(mastkit.load_traces(path))
+    assert t.source_format == "metagpt" and len(t.events) == 10
+    assert not any("\r" in (e.content or "") for e in t.events)
+
+
+def test_sniff_is_specific() -> None:
+    from conftest import shared_path
+    from mastkit.traces import Source, get_importer
+
+    imp = get_importer("metagpt")
+    assert imp.sniff(Source(LOG)) >= 0.8
+    chatdev = shared_path(
+        "trace_samples", "chatdev_log", "RGB_Color_Picker_DefaultOrganization_20231015003723.log"
+    )
+    assert imp.sniff(Source(chatdev)) == 0.0
+    assert get_importer("chatdev").sniff(Source(LOG)) == 0.0

@@ -10,7 +10,8 @@ role's whole answer follows its ``to do`` record). Records that mastkit reads:
 * ``Total running cost: $0.012 | Max budget: $3.000 | Current cost: $0.003, prompt_tokens: 123,
   completion_tokens: 45`` (``cost_manager``) → an ``llm_call`` event with that call's usage and cost;
 * ``WARNING`` / ``ERROR`` / ``CRITICAL`` records → ``error`` events; tracebacks stay in their record;
-* every other record → a ``system`` event, subtype = ``module:function``.
+* every other record → a ``system`` event, subtype = ``module:function``; the first
+  ``Name(Profile) observed: ['user: <idea>']`` record gives the trace's ``task``.
 
 The whole log is one trace (MetaGPT writes one run per process). Nothing of the text is dropped:
 each record's full text is its event's ``raw``. Budget exhaustion (``NoMoneyException`` /
@@ -38,6 +39,9 @@ _COST = re.compile(
     r"Total running cost: \$(?P<total>[\d.]+).*?Current cost: \$(?P<cost>[\d.]+), "
     r"prompt_tokens: (?P<p>\d+), completion_tokens: (?P<c>\d+)"
 )
+_OBSERVED = re.compile(
+    r"\) observed: \[['\"](?:Human|user|UserRequirement): (?P<task>.+?)(?:['\"]\]|$)", re.S
+)
 _BUDGET = re.compile(r"NoMoneyException|Insufficient funds|exceeded.*budget", re.I)
 
 
@@ -56,21 +60,35 @@ class MetaGPTImporter(Importer):
         return 0.0
 
     def _records(self, src: Source) -> Iterator[tuple[int, list[str]]]:
-        start: int = 0
+        """``(first_line, lines)`` per log record; the file is streamed line by line."""
+        encoding = src.encoding
+        start = 0
         lines: list[str] = []
-        for no, line in enumerate(src.text.splitlines(), start=1):
-            if _RECORD.match(line):
-                if lines:
-                    yield start, lines
-                start, lines = no, [line]
-            elif lines:
-                lines.append(line)
-            elif line.strip():
-                raise FormatError(f"line {no}: text before the first MetaGPT log record", line=no)
+        no = 0
+        try:
+            with src.path.open("r", encoding=encoding, newline=None) as fh:
+                for no, raw_line in enumerate(fh, start=1):
+                    line = raw_line.rstrip("\n")
+                    if no == 1:
+                        line = line.lstrip("\ufeff")
+                    if _RECORD.match(line):
+                        if lines:
+                            yield start, lines
+                        start, lines = no, [line]
+                    elif lines:
+                        lines.append(line)
+                    elif line.strip():
+                        raise FormatError(f"line {no}: text before the first MetaGPT log record", line=no)
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"not valid {encoding.upper()} text: {exc.reason}", line=no + 1) from None
+        while lines and not lines[-1].strip():
+            lines.pop()
         if lines:
             yield start, lines
 
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        if src.is_dir or src.is_binary:
+            raise FormatError("not a text log file")
         b = TraceBuilder(self.name, src.path)
         termination: Termination | None = None
         task: str | None = None
@@ -115,8 +133,9 @@ class MetaGPTImporter(Importer):
                         at_seq=b.last.seq if b.last else None,
                     )
             else:
-                if task is None and "idea" in msg.lower():
-                    task = msg
+                obs = _OBSERVED.search(msg + ("\n" + body if body else "")) if task is None else None
+                if obs:
+                    task = obs.group("task").strip()
                 b.add("system", content=msg + ("\n" + body if body else ""), started_at=ts, source=ref, raw=raw,
                       subtype=module_fn, extra=extra)  # fmt: skip
                 if _BUDGET.search(raw):
