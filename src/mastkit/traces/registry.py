@@ -34,8 +34,16 @@ class Importer(ABC):
     """One line for ``mastkit traces formats`` and the docs."""
     handles_dirs: ClassVar[bool] = False
     """True when the format is a folder (OpenHands V1 event folders, Codex workspaces)."""
+    handles_files: ClassVar[bool | None] = None
+    """Whether single files are offered to :meth:`sniff`; ``None`` means ``not handles_dirs``
+    (a folder format that also has a one-file form, like exported OpenHands V1 events, sets True)."""
     fallback: ClassVar[bool] = False
     """True for last-resort importers tried only when nothing else claims the file."""
+
+    @property
+    def accepts_files(self) -> bool:
+        """True when single files are offered to :meth:`sniff` (see :attr:`handles_files`)."""
+        return not self.handles_dirs if self.handles_files is None else self.handles_files
 
     def consumes(self, path: Path) -> bool:
         """True when ``path`` (met while walking a folder) is read as part of another file's trace
@@ -107,7 +115,7 @@ def candidates(src: Source) -> list[tuple[float, Importer]]:
     """Importers that claim ``src``, most confident first; fallbacks last."""
     scored: list[tuple[float, Importer]] = []
     for imp in importers():
-        if imp.handles_dirs != src.is_dir:
+        if not (imp.handles_dirs if src.is_dir else imp.accepts_files):
             continue
         try:
             score = float(imp.sniff(src))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -50,7 +51,7 @@ def test_shared_sample_counts() -> None:
 
 
 def test_conversation_folder_with_base_state_and_bad_file() -> None:
-    results = list(iter_load(FIX))
+    results = list(iter_load(FIX / "conv_finish"))
     errors = [r for r in results if isinstance(r, TraceLoadError)]
     traces = [r for r in results if isinstance(r, Trace)]
     assert len(traces) == 1 and len(errors) == 1
@@ -77,10 +78,43 @@ def test_conversation_folder_with_base_state_and_bad_file() -> None:
     assert len(crashed) == 1 and crashed[0].tool_result and crashed[0].tool_result.call_id == "call_9"
 
 
+def test_events_jsonl_export_with_bad_line() -> None:
+    # detected by content (the importer reads folders and, via handles_files, single files)
+    results = list(iter_load(FIX / "exports" / "events.jsonl"))
+    errors = [r for r in results if isinstance(r, TraceLoadError)]
+    traces = [r for r in results if isinstance(r, Trace)]
+    assert len(traces) == 1 and len(errors) == 1 and errors[0].line == 4
+    t = traces[0]
+    _check(t)
+    assert [e.kind for e in t.events] == [
+        "system", "message", "reasoning", "tool_call", "tool_result", "tool_call",
+    ]  # fmt: skip
+    assert t.task == "How many lines does notes.txt have?"
+    ((call, result), (fin, _none)) = list(t.tool_calls())
+    assert call.tool_call and call.tool_call.arguments == {"command": "wc -l notes.txt"}
+    assert result and result.tool_result and result.tool_result.output == "7 notes.txt"
+    assert result.tool_result.exit_code == 0 and result.source and result.source.line == 5
+    assert t.termination is not None and t.termination.at_seq == fin.seq
+    assert t.outcome is not None and t.outcome.final_output == "notes.txt has 7 lines."
+
+
+def test_events_json_array_export(tmp_path: Path) -> None:
+    lines = (FIX / "exports" / "events.jsonl").read_text().splitlines()
+    events = [json.loads(ln) for i, ln in enumerate(lines) if i != 3]
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps(events, indent=1))
+    (t,) = list(load_traces(path))
+    _check(t)
+    assert len(t.events) == 6 and t.events[4].source and t.events[4].source.pointer == "/3"
+
+
 def test_sniff() -> None:
     imp = get_importer("openhands_v1")
-    assert imp.handles_dirs
+    assert imp.handles_dirs and imp.accepts_files
     assert imp.sniff(Source(FIX / "conv_finish")) >= 0.9
     assert imp.sniff(Source(FIX / "conv_finish" / "events")) >= 0.9
     assert imp.sniff(Source(FIX)) == 0
+    assert imp.sniff(Source(FIX / "exports" / "events.jsonl")) >= 0.9
+    v0 = shared_path("trace_samples", "openhands_v0_trajectory", "basic_gui_mode.json")
+    assert imp.sniff(Source(v0)) == 0
     assert imp.sniff(Source(FIX.parent / "swe_agent")) == 0

@@ -23,6 +23,10 @@ Events are discriminated by ``kind`` (all have ``id``, ``timestamp``, ``source``
 
 ``base_state.json`` (when present) goes to ``Trace.raw``: its ``id`` is the trace id, its
 ``agent.llm.model`` the model, its ``execution_status`` the termination when no ``finish`` call.
+
+The same events exported in ONE file -- JSONL (one event per line) or a JSON array of events --
+are read as one trace too; a bad line is a :class:`~mastkit.errors.TraceLoadError` and the rest
+still loads.
 """
 
 from __future__ import annotations
@@ -67,6 +71,25 @@ def _events_folder(folder: Path) -> Path | None:
     return None
 
 
+_KINDS = frozenset(
+    (
+        "SystemPromptEvent",
+        "MessageEvent",
+        "ActionEvent",
+        "ObservationEvent",
+        "UserRejectObservation",
+        "AgentErrorEvent",
+        "PauseEvent",
+        "ConversationStateUpdateEvent",
+        *_COMPACTION,
+    )
+)
+
+
+def _is_v1_event(rec: Any) -> bool:
+    return isinstance(rec, dict) and rec.get("kind") in _KINDS and "source" in rec and "id" in rec
+
+
 def _str(v: Any) -> str | None:
     if v is None:
         return None
@@ -78,9 +101,12 @@ class OpenHandsV1Importer(Importer):
     name = "openhands_v1"
     description = "OpenHands V1 SDK conversation folders (events/event-NNNNN-<id>.json)"
     handles_dirs = True
+    handles_files = True  # exported events: one JSONL file or JSON array
 
     def sniff(self, src: Source) -> float:
         if not src.is_dir:
+            if src.json_shape in ("jsonl", "array") and _is_v1_event(src.first_record):
+                return 0.9
             return 0.0
         try:
             folder = _events_folder(src.path)
@@ -100,7 +126,8 @@ class OpenHandsV1Importer(Importer):
 
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
         if not src.is_dir:
-            raise FormatError("not an OpenHands V1 conversation folder")
+            yield from self._load_file(src)
+            return
         folder = _events_folder(src.path)
         if folder is None:
             raise FormatError("no event-NNNNN-<id>.json files found")
@@ -133,14 +160,39 @@ class OpenHandsV1Importer(Importer):
                 b.add("message", content=dumps_text(doc), source=ref, raw=doc, extra={"unrecognised": True})
                 continue
             self._event(b, doc, ref, ctx)
-        fields: dict[str, Any] = {
-            "framework": "OpenHands",
-            "model": ctx.model,
-            "task": ctx.task,
-            "source_paths": [str(src.path), *paths],
-        }
+        fields = self._fields(ctx, state)
+        fields["source_paths"] = [str(src.path), *paths]
         if base_state is not None:
             fields["raw"] = {"base_state": base_state}
+        yield b.build(**fields)
+
+    def _load_file(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        """One exported events file: JSONL (one event per line) or a JSON array of events."""
+        shape = src.json_shape
+        if shape == "jsonl":
+            records: Iterator[tuple[int, int, Any]] = src.iter_jsonl()
+        elif shape == "array":
+            records = src.iter_array()
+        else:
+            raise FormatError("not an OpenHands V1 conversation folder or events file")
+        b = TraceBuilder(self.name, src.path)
+        ctx = _Ctx(None)
+        is_jsonl = shape == "jsonl"
+        for pos, offset, doc in records:
+            if isinstance(doc, FormatError):
+                yield TraceLoadError(src.path, doc.reason, line=pos, offset=offset)
+                continue
+            ref = SourceRef(line=pos, offset=offset) if is_jsonl else SourceRef(pointer=f"/{pos}")
+            if not isinstance(doc, dict):
+                b.add("message", content=dumps_text(doc), source=ref, raw=doc, extra={"unrecognised": True})
+                continue
+            self._event(b, doc, ref, ctx)
+        if not b.events:
+            raise FormatError("no OpenHands V1 events in the file")
+        yield b.build(**self._fields(ctx, {}))
+
+    def _fields(self, ctx: _Ctx, state: dict[str, Any]) -> dict[str, Any]:
+        fields: dict[str, Any] = {"framework": "OpenHands", "model": ctx.model, "task": ctx.task}
         if ctx.started is not None:
             fields["started_at"], fields["ended_at"] = ctx.started, ctx.ended
         if ctx.finish_seq is not None:
@@ -154,7 +206,7 @@ class OpenHandsV1Importer(Importer):
                 fields["termination"] = Termination(reason=reason, by=by, native=status)
         if ctx.final_output is not None:
             fields["outcome"] = Outcome(final_output=ctx.final_output)
-        yield b.build(**fields)
+        return fields
 
     def _event(self, b: TraceBuilder, e: dict[str, Any], ref: SourceRef, ctx: _Ctx) -> None:
         kind = _str(e.get("kind")) or "unknown"
