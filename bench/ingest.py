@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,21 +43,32 @@ def files_of(path: Path) -> list[Path]:
 
 
 def floor(files: list[Path], loads: Callable[[bytes], object]) -> int:
-    """Parse every JSON document (or JSONL line) of the files; returns the number of documents."""
+    """Parse every JSON document (or JSONL line, or zip member) of the files; text logs are only read
+    and split into lines. Returns the number of documents."""
     n = 0
     for f in files:
+        if zipfile.is_zipfile(f):  # e.g. Inspect .eval logs: the floor is unzip + parse each member
+            with zipfile.ZipFile(f) as zf:
+                for member in zf.namelist():
+                    if member.endswith(".json"):
+                        loads(zf.read(member))
+                        n += 1
+            continue
         data = f.read_bytes()
         try:
             loads(data)
             n += 1
-        except ValueError:
+        except ValueError:  # JSONL, or a text log (ChatDev, MetaGPT) when its first line is not JSON
+            first = True
             for line in data.splitlines():
                 if line.strip():
                     try:
                         loads(line)
                         n += 1
                     except ValueError:
-                        pass  # text logs: nothing to parse for the floor
+                        if first:
+                            break  # a text log: reading and splitting it is the floor
+                    first = False
     return n
 
 
@@ -246,30 +258,42 @@ def main() -> None:
             "synthetic MAST-Data array", mast, max(1, args.runs - 1)
         )
         mast.unlink()
+        chat = Path(tmp) / "chat_runs.jsonl"
+        synthetic_jsonl(chat, args.mast_mb / 1000)
+        results["synthetic chat JSONL"] = bench_dataset("synthetic chat JSONL", chat, max(1, args.runs - 1))
+        chat.unlink()
 
-        print(f"== memory: streaming a {args.gb:.1f} GB JSONL ==")
-        big = Path(tmp) / "big.jsonl"
-        largest = synthetic_jsonl(big, args.gb)
-        size = big.stat().st_size
-        t0 = time.perf_counter()
-        n, rss_stream = peak_rss("stream", big)
-        dt = time.perf_counter() - t0
-        _, rss_one = peak_rss("one", big)
-        print(f"file {size / 1e9:.2f} GB, {n} traces, largest trace {largest / 1e6:.2f} MB")
-        print(
-            f"peak RSS streaming the whole file: {rss_stream:.0f} MB ({size / 1e6 / dt:.0f} MB/s incl. start-up)"
-        )
-        print(f"peak RSS loading only the largest trace: {rss_one:.0f} MB")
-        print(f"ratio whole-file / single-trace peak RSS: x{rss_stream / rss_one:.2f}")
-        results["memory"] = {
-            "file_GB": size / 1e9,
-            "traces": n,
-            "largest_trace_MB": largest / 1e6,
-            "peak_rss_stream_MB": rss_stream,
-            "peak_rss_single_MB": rss_one,
-        }
+        if args.gb <= 0:
+            print("== memory: skipped (--gb 0) ==")
+        else:
+            memory(args.gb, Path(tmp), results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
+
+
+def memory(gb: float, tmp: Path, results: dict[str, object]) -> None:
+    """Peak RSS streaming a ~gb GB JSONL vs loading only its largest trace, in child processes."""
+    print(f"== memory: streaming a {gb:.1f} GB JSONL ==")
+    big = tmp / "big.jsonl"
+    largest = synthetic_jsonl(big, gb)
+    size = big.stat().st_size
+    t0 = time.perf_counter()
+    n, rss_stream = peak_rss("stream", big)
+    dt = time.perf_counter() - t0
+    _, rss_one = peak_rss("one", big)
+    print(f"file {size / 1e9:.2f} GB, {n} traces, largest trace {largest / 1e6:.2f} MB")
+    print(
+        f"peak RSS streaming the whole file: {rss_stream:.0f} MB ({size / 1e6 / dt:.0f} MB/s incl. start-up)"
+    )
+    print(f"peak RSS loading only the largest trace: {rss_one:.0f} MB")
+    print(f"ratio whole-file / single-trace peak RSS: x{rss_stream / rss_one:.2f}")
+    results["memory"] = {
+        "file_GB": size / 1e9,
+        "traces": n,
+        "largest_trace_MB": largest / 1e6,
+        "peak_rss_stream_MB": rss_stream,
+        "peak_rss_single_MB": rss_one,
+    }
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import BaseModel
 
 from mastkit.traces.model import EVENT_KINDS, AgentInfo, Event, SourceRef, ToolCall, ToolResult, Trace, Usage
 
@@ -18,18 +19,33 @@ _ROLES = frozenset(("system", "user", "assistant", "tool", "environment"))
 _FIELDS = Event.model_fields
 _DEFAULTS = {n: f.default for n, f in _FIELDS.items() if not f.is_required() and f.default_factory is None}
 assert list(_FIELDS)[:2] == ["seq", "kind"] and list(_FIELDS)[-1] == "extra"
-# Types an importer may pass for each field on the fast path (anything else goes through validation).
-# (exact types: a str subclass or a bool passed as an int takes the validating path)
-_FAST_TYPES: dict[str, frozenset[type]] = {
-    name: frozenset(types)
+# The instance dict of a new event, in declared field order (serialisation follows the dict's order).
+_TEMPLATE: dict[str, Any] = {"seq": 0, "kind": "message", **_DEFAULTS, "extra": None}
+assert list(_TEMPLATE) == list(_FIELDS)
+_NULL = type(None)
+# Exact types an importer may pass for each field on the fast path (anything else goes through
+# validation: a str subclass, a bool passed as an int, None for a non-optional field, ...).
+# ``None`` in this map means any value (``raw``).
+_FAST_TYPES: dict[str, frozenset[type] | None] = {
+    name: None if types is None else frozenset(types)
     for name, types in {
-        "actor": (str,), "content": (str,), "id": (str,), "parent_id": (str,), "llm_call_id": (str,),
-        "thread_id": (str,), "subtype": (str,), "phase": (str,), "model": (str,), "role": (str,),
-        "segment": (int,), "is_copied_context": (bool,), "recipients": (list,), "tool_call": (ToolCall,),
-        "tool_result": (ToolResult,), "usage": (Usage,), "source": (SourceRef,), "started_at": (datetime,),
-        "ended_at": (datetime,), "extra": (dict,),
+        "actor": (str, _NULL), "content": (str, _NULL), "id": (str, _NULL), "parent_id": (str, _NULL),
+        "llm_call_id": (str, _NULL), "thread_id": (str, _NULL), "subtype": (str, _NULL),
+        "phase": (str, _NULL), "model": (str, _NULL), "role": (str, _NULL), "segment": (int,),
+        "is_copied_context": (bool,), "recipients": (list, _NULL), "tool_call": (ToolCall, _NULL),
+        "tool_result": (ToolResult, _NULL), "usage": (Usage, _NULL), "source": (SourceRef, _NULL),
+        "started_at": (datetime, _NULL), "ended_at": (datetime, _NULL), "extra": (dict,), "raw": None,
     }.items()
 }  # fmt: skip
+_FAST_NAMES = frozenset(_FAST_TYPES)
+assert set(_FIELDS) - {"seq", "kind"} == _FAST_NAMES
+_SEQ_KIND = frozenset(("seq", "kind"))
+# pydantic's instance slots, set directly (what ``model_construct`` does, minus its overhead)
+_new_event = Event.__new__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 STRICT = os.environ.get("MASTKIT_STRICT_EVENTS") == "1"
 """When set (the test suite sets it), every event built on the fast path is also validated by
@@ -41,16 +57,16 @@ def make_event(seq: int, kind: str, fields: dict[str, Any]) -> Event:
     declared type (the common case for importers); otherwise, or for anything unusual, the normal
     validating constructor. Loading is dominated by event construction, so this matters.
     """
-    if kind not in _KINDS or (fields.get("role") is not None and fields["role"] not in _ROLES):
-        return Event(seq=seq, kind=kind, **fields)
+    if kind not in _KINDS or not fields.keys() <= _FAST_NAMES or type(seq) is not int:
+        return Event(seq=seq, kind=kind, **fields)  # unknown kind or field: the model's own error
     fast = _FAST_TYPES
     for name, value in fields.items():
-        types = fast.get(name)
-        if types is None:
-            if name != "raw":  # an unknown field: let the model reject it
-                return Event(seq=seq, kind=kind, **fields)
-        elif value is not None and type(value) not in types:
+        types = fast[name]
+        if types is not None and type(value) not in types:
             return Event(seq=seq, kind=kind, **fields)
+    role = fields.get("role")
+    if role is not None and role not in _ROLES:
+        return Event(seq=seq, kind=kind, **fields)
     recipients = fields.get("recipients")
     if recipients is not None and not all(type(x) is str for x in recipients):
         return Event(seq=seq, kind=kind, **fields)
@@ -58,19 +74,57 @@ def make_event(seq: int, kind: str, fields: dict[str, Any]) -> Event:
         fields.get("tool_result") is not None and kind != "tool_result"
     ):
         return Event(seq=seq, kind=kind, **fields)  # raises the model's own error
-    # In declared field order: serialisation follows the instance dict's order.
-    values = {"seq": seq, "kind": kind, **_DEFAULTS, "extra": {}}
+    values = _TEMPLATE.copy()
+    values["seq"] = seq
+    values["kind"] = kind
+    values["extra"] = {}
     values.update(fields)
-    event = Event.__new__(Event)
-    object.__setattr__(event, "__dict__", values)
-    object.__setattr__(event, "__pydantic_fields_set__", {"seq", "kind", *fields})
-    object.__setattr__(event, "__pydantic_extra__", None)
-    object.__setattr__(event, "__pydantic_private__", None)
+    event = _new_event(Event)
+    _set_dict(event, values)
+    _set_fields_set(event, _SEQ_KIND | fields.keys())
+    _set_extra(event, None)
+    _set_private(event, None)
     if STRICT:
         checked = Event(seq=seq, kind=kind, **fields)
-        if checked != event:
+        if checked != event or checked.model_fields_set != event.model_fields_set:
             raise AssertionError(f"fast event differs from the validated one: {checked!r} != {event!r}")
     return event
+
+
+_STR_OR_NONE = frozenset((str, _NULL))
+_INT_OR_NONE = frozenset((int, _NULL))
+_new_ref = SourceRef.__new__
+
+
+def source_ref(
+    *,
+    path: str | None = None,
+    line: int | None = None,
+    end_line: int | None = None,
+    offset: int | None = None,
+    pointer: str | None = None,
+) -> SourceRef:
+    """A :class:`SourceRef` built like :func:`make_event`: directly when the values already have
+    their declared types (every event of every importer has one, so this matters), else validated."""
+    if (
+        type(pointer) not in _STR_OR_NONE
+        or type(line) not in _INT_OR_NONE
+        or type(offset) not in _INT_OR_NONE
+        or type(path) not in _STR_OR_NONE
+        or type(end_line) not in _INT_OR_NONE
+    ):
+        return SourceRef(path=path, line=line, end_line=end_line, offset=offset, pointer=pointer)
+    values = {"path": path, "line": line, "end_line": end_line, "offset": offset, "pointer": pointer}
+    ref = _new_ref(SourceRef)
+    _set_dict(ref, values)
+    _set_fields_set(ref, {k for k, v in values.items() if v is not None})
+    _set_extra(ref, None)
+    _set_private(ref, None)
+    if STRICT:
+        checked = SourceRef(**{k: v for k, v in values.items() if v is not None})
+        if checked != ref or checked.model_fields_set != ref.model_fields_set:
+            raise AssertionError(f"fast source ref differs from the validated one: {checked!r} != {ref!r}")
+    return ref
 
 
 class TraceBuilder:

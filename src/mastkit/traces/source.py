@@ -12,9 +12,8 @@ import codecs
 import re
 import zipfile
 from collections.abc import Iterator
-from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
@@ -38,6 +37,29 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
+
+
+if TYPE_CHECKING:
+    from functools import cached_property
+else:
+
+    class cached_property:  # stands in for functools.cached_property
+        """``functools.cached_property`` without the per-class lock Python 3.11 takes on every first
+        access (sniffing touches a dozen properties of thousands of sources)."""
+
+        def __init__(self, fn):
+            self.fn = fn
+            self.name = fn.__name__
+            self.__doc__ = fn.__doc__
+
+        def __set_name__(self, owner, name):
+            self.name = name
+
+        def __get__(self, obj, owner=None):
+            if obj is None:
+                return self
+            value = obj.__dict__[self.name] = self.fn(obj)
+            return value
 
 
 class Source:

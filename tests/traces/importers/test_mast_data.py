@@ -221,3 +221,14 @@ def test_segment_fallback_keeps_text(text: str) -> None:
     segs, how, _doc = segment(text)
     assert "".join(s[1] for s in segs) == text
     assert how == "raw_unsegmented"
+
+
+def test_line_start_patterns_find_first_and_adjacent_headers() -> None:
+    from mastkit.traces.importers.mast_data import _MAGENTIC, segment
+
+    text = "------ A ------\n------ B ------\nbody\n  ------ not a head ------\n------ C ------\nend"
+    heads = _MAGENTIC.heads(text)
+    assert [(start, groups[0]) for start, groups in heads] == [(0, "A"), (16, "B"), (64, "C")]
+    segs, how, _doc = segment(text)
+    assert how == "heuristic" and [s[0] for s in segs] == ["A", "B", "C"]
+    assert "".join(s[1] for s in segs) == text

@@ -250,3 +250,19 @@ def test_parse_repr() -> None:
     for bad in ("Response(id='x'", "Response(id='x') trailing", "@@"):
         with pytest.raises((ValueError, IndexError)):
             parse_repr(bad)
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ("a\\nb\\tc", "a\nb\tc"),
+        ("\\x41\\u00e9\\U0001F600", "Aé😀"),
+        ("it\\'s \\\\ fine", "it's \\ fine"),
+        ("\\q \\xZZ \\U00110000", "\\q \\xZZ \\U00110000"),  # unknown or invalid: kept as written
+        ("trailing \\", "trailing \\"),
+    ],
+)
+def test_repr_string_unescape(body: str, text: str) -> None:
+    from mastkit.traces.importers.openai_agents import _unescape
+
+    assert _unescape(body) == text

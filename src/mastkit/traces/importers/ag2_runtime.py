@@ -61,6 +61,7 @@ from mastkit.traces._build import (
     dumps_text,
     parse_arguments,
     parse_ts,
+    source_ref,
     usage_from,
 )
 from mastkit.traces.model import AgentInfo, SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
@@ -523,7 +524,7 @@ class AG2RuntimeImporter(Importer):
         index = 0
         seen_any = False
         for line_no, offset, text in _iter_lines(src):
-            ref = SourceRef(line=line_no, offset=offset)
+            ref = source_ref(line=line_no, offset=offset)
             banner = _BANNER.match(text)
             if banner:
                 if session.records:
@@ -620,7 +621,7 @@ class AG2RuntimeImporter(Importer):
                 ts = row.get("end_time") if kind == "completion" else row.get("timestamp")
                 if kind == "event" and "agent_class_name" in row:
                     row.setdefault("agent_class", row["agent_class_name"])
-                ref = SourceRef(pointer=f"/{table}/{rowid}")
+                ref = source_ref(pointer=f"/{table}/{rowid}")
                 session = _s(row.get("session_id"))
                 recs.append((str(ts or ""), order, _Record(kind, row, ref, session)))
                 order += 1

@@ -28,9 +28,10 @@ from mastkit.traces._build import (
     dumps_text,
     parse_arguments,
     parse_ts,
+    source_ref,
     usage_from,
 )
-from mastkit.traces.model import SourceRef, ToolCall, ToolResult, Trace
+from mastkit.traces.model import ToolCall, ToolResult, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -45,9 +46,11 @@ class AtifImporter(Importer):
     def sniff(self, src: Source) -> float:
         if src.json_shape != "object":
             return 0.0
-        if '"ATIF-v' in src.head_text:
-            return 0.95
         rec = src.first_record
+        if rec is None:  # too big to parse for sniffing: the version string near the top
+            return 0.95 if '"ATIF-v' in src.head_text else 0.0
+        if isinstance(rec, dict) and str(rec.get("schema_version", "")).startswith("ATIF-v"):
+            return 0.95
         if (
             isinstance(rec, dict)
             and isinstance(rec.get("steps"), list)
@@ -84,7 +87,7 @@ class AtifImporter(Importer):
             step_model = step.get("model_name") if isinstance(step.get("model_name"), str) else model
             llm_id = f"step-{step.get('step_id', i)}" if source == "agent" else None
             usage = usage_from(step.get("metrics")) if source == "agent" else None
-            ref = SourceRef(pointer=f"/steps/{i}")
+            ref = source_ref(pointer=f"/steps/{i}")
             common: dict[str, Any] = {"started_at": ts, "llm_call_id": llm_id, "source": ref}
             raw_left: dict[str, Any] | None = step
 
@@ -128,7 +131,7 @@ class AtifImporter(Importer):
                 text = content_text(content) if not isinstance(content, str) else content
                 sub = res.get("subagent_trajectory_ref")
                 rextra = {"subagent_trajectory_ref": sub} if sub else {}
-                rref = SourceRef(pointer=f"/steps/{i}/observation/results/{k}")
+                rref = source_ref(pointer=f"/steps/{i}/observation/results/{k}")
                 sid = res.get("source_call_id")
                 if sid is not None:
                     b.add("tool_result", actor="environment", role="tool", started_at=ts, source=rref,

@@ -26,6 +26,7 @@ from mastkit.traces._build import (
     dumps_text,
     parse_arguments,
     parse_ts,
+    source_ref,
     usage_from,
     validation_reason,
 )
@@ -136,7 +137,7 @@ class ChatMessagesImporter(Importer):
         b = TraceBuilder(self.name, src.path, trace_id=tid, index=index)
         base_pointer = f"/{key}" if key else ""
         for i, m in enumerate(messages):
-            self._message(b, m, SourceRef(line=line, pointer=f"{base_pointer}/{i}"))
+            self._message(b, m, source_ref(line=line, pointer=f"{base_pointer}/{i}"))
         return b.build(**self._trace_fields(meta, key))
 
     def _message(self, b: TraceBuilder, m: Any, ref: SourceRef) -> None:

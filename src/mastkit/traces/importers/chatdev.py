@@ -46,8 +46,8 @@ from datetime import datetime
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, usage_from
-from mastkit.traces.model import Outcome, SourceRef, Termination, Trace, Usage
+from mastkit.traces._build import TraceBuilder, source_ref, usage_from
+from mastkit.traces.model import Outcome, Termination, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -157,7 +157,9 @@ class ChatDevImporter(Importer):
     def sniff(self, src: Source) -> float:
         try:
             head = src.head_text
-            first = next((ln for ln in head.split("\n", 20)[:20] if ln.strip()), "")
+            if head.lstrip()[:1] != "[":
+                return 0.0  # every ChatDev log starts with a "[date time LEVEL]" block
+            first = next((ln for ln in head[:8192].split("\n", 20)[:20] if ln.strip()), "")
             if not _BLOCK.match(first.rstrip("\r")):
                 return 0.0
             hits = sum(1 for mk in _MARKERS if mk in head)
@@ -250,7 +252,7 @@ class ChatDevImporter(Importer):
                 phase=phase,
                 started_at=ts,
                 subtype="openai_usage_info",
-                source=SourceRef(line=line, end_line=end),
+                source=source_ref(line=line, end_line=end),
                 raw=text,
                 extra={"fields": fields},
             )
@@ -263,7 +265,7 @@ class ChatDevImporter(Importer):
                 first_ts = first_ts or ts
                 last_ts = ts
             raw_block = (m.string[: m.start(8)] + message).rstrip("\n")
-            ref = SourceRef(line=line, end_line=end if end != line else None)
+            ref = source_ref(line=line, end_line=end if end != line else None)
             first_line = message.split("\n", 1)[0]
             if any(first_line.startswith(n) for n in _NOISE) and "\n" not in message.strip():
                 noise += 1

@@ -48,6 +48,7 @@ from mastkit.traces._build import (
     dumps_text,
     parse_arguments,
     parse_ts,
+    source_ref,
 )
 from mastkit.traces.model import (
     Outcome,
@@ -187,7 +188,7 @@ class _FileParser:
     # -- helpers -------------------------------------------------------------------
 
     def _ref(self, line: int) -> SourceRef:
-        return SourceRef(line=line, path=str(self.path) if self.index else None)
+        return source_ref(line=line, path=str(self.path) if self.index else None)
 
     def _emit(self, kind: str, ts: float | None, **fields: Any) -> None:
         if ts is not None:

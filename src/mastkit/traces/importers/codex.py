@@ -54,6 +54,7 @@ from mastkit.traces._build import (
     dumps_text,
     parse_arguments,
     parse_ts,
+    source_ref,
     usage_from,
 )
 from mastkit.traces.model import Event, Outcome, SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
@@ -223,7 +224,7 @@ class _RolloutParser:
         self.seg_items: set[bytes] = set()
 
     def _ref(self, line: int) -> SourceRef:
-        return SourceRef(line=line, path=str(self.path) if self.show_path else None)
+        return source_ref(line=line, path=str(self.path) if self.show_path else None)
 
     def _records(self) -> Iterator[tuple[int, dict[str, Any]]]:
         with self.path.open("rb") as fh:
@@ -805,7 +806,7 @@ def load_exec_stream(
     ending: tuple[str, int, str | None] | None = None
     final: str | None = None
     for _o, kind, rec, line, tn in stream:
-        ref = SourceRef(line=line)
+        ref = source_ref(line=line)
         if kind == "item":
             head = _exec_item(b, rec, ref, f"turn-{tn}")
             if head is not None and tn not in usage_done and usages.get(tn) is not None:
@@ -1091,7 +1092,7 @@ class CodexWorkspaceImporter(Importer):
                 actor=MAIN_ACTOR,
                 subtype="agent_output",
                 content=text,
-                source=SourceRef(path=str(agent_output_path)),
+                source=source_ref(path=str(agent_output_path)),
                 raw=parsed if parsed is not None else text,
                 segment=max((e.segment for e in b.events), default=0),
             )

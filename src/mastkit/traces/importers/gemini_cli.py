@@ -33,7 +33,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, content_text, dumps_text, parse_arguments, parse_ts
+from mastkit.traces._build import (
+    TraceBuilder,
+    content_text,
+    dumps_text,
+    parse_arguments,
+    parse_ts,
+    source_ref,
+)
 from mastkit.traces.model import SourceRef, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -184,7 +191,7 @@ class GeminiCliImporter(Importer):
             return
         if _is_recording_meta(doc) and isinstance(doc.get("messages"), list):
             meta = {k: v for k, v in doc.items() if k != "messages"}
-            records = [(i, m, SourceRef(pointer=f"/messages/{i}")) for i, m in enumerate(doc["messages"])]
+            records = [(i, m, source_ref(pointer=f"/messages/{i}")) for i, m in enumerate(doc["messages"])]
             errors: list[TraceLoadError] = []
             yield self._from_records(src, meta, records, errors, rewound=[])
             return
@@ -201,7 +208,7 @@ class GeminiCliImporter(Importer):
         after_snapshot = False
         task: str | None = None
         for i, c in enumerate(contents):
-            ref = SourceRef(pointer=f"{base}/{i}")
+            ref = source_ref(pointer=f"{base}/{i}")
             if not _is_content(c):
                 b.add("message", content=dumps_text(c), source=ref, raw=c, extra={"unrecognised": True})
                 continue
@@ -334,7 +341,7 @@ class GeminiCliImporter(Importer):
             elif isinstance(rec.get("id"), str):
                 order += 1
                 first = messages[rec["id"]][0] if rec["id"] in messages else order
-                messages[rec["id"]] = (first, rec, SourceRef(line=line))
+                messages[rec["id"]] = (first, rec, source_ref(line=line))
             elif _is_recording_meta(rec):
                 meta.update(rec)
             else:

@@ -53,7 +53,14 @@ import orjson
 
 from mastkit._util.jsonstream import loads
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, dumps_text, parse_arguments, parse_ts, validation_reason
+from mastkit.traces._build import (
+    TraceBuilder,
+    dumps_text,
+    parse_arguments,
+    parse_ts,
+    source_ref,
+    validation_reason,
+)
 from mastkit.traces.model import (
     AgentInfo,
     Outcome,
@@ -404,7 +411,7 @@ class InspectAIImporter(Importer):
 
     def _event(self, ctx: _Ctx, ev: Any, pointer: str, path: str | None) -> None:
         b = ctx.b
-        ref = SourceRef(pointer=pointer, path=path)
+        ref = source_ref(pointer=pointer, path=path)
         if not isinstance(ev, dict):
             b.add("system", subtype="unrecognised", content=dumps_text(ev), source=ref, raw=ev)
             return
@@ -599,7 +606,7 @@ class InspectAIImporter(Importer):
             started_at=started,
             ended_at=parse_ts(ev.get("completed")),
             phase=phase,
-            source=SourceRef(pointer=pointer, path=path),
+            source=source_ref(pointer=pointer, path=path),
             raw=ev,
             extra=extra,
         )
@@ -613,7 +620,7 @@ class InspectAIImporter(Importer):
                 llm_call_id=call_id,
                 started_at=started,
                 phase=phase,
-                source=SourceRef(pointer=f"{pointer}/error", path=path),
+                source=source_ref(pointer=f"{pointer}/error", path=path),
             )
         msg = choice.get("message")
         if isinstance(msg, dict):
@@ -711,7 +718,7 @@ class InspectAIImporter(Importer):
         ctx.units[fp].append(len(b.events))
         role = m.get("role") if m.get("role") in _ROLES else "user"
         text, reasoning = _parts(m.get("content"), ctx)
-        ref = SourceRef(pointer=pointer, path=path)
+        ref = source_ref(pointer=pointer, path=path)
         raw_value: Any = m if raw else None
         mid = _s(m.get("id"))
         base: dict[str, Any] = {

@@ -47,6 +47,7 @@ from mastkit.traces._build import (
     dumps_text,
     parse_arguments,
     parse_ts,
+    source_ref,
     usage_from,
     validation_reason,
 )
@@ -333,7 +334,7 @@ class _Collector:
                 ptr = f"{ref.pointer or ''}/child_runs/{child_i}"
                 self.add(
                     {**child, "parent_run_id": child.get("parent_run_id") or rid},
-                    SourceRef(line=ref.line, pointer=ptr),
+                    source_ref(line=ref.line, pointer=ptr),
                 )
         known = self.runs.get(rid)
         if known is None:
@@ -559,7 +560,7 @@ class _Walker:
             if counts[fp] > self.seen[fp]:
                 self.seen[fp] += 1
                 self._new_message(
-                    m, actor, SourceRef(line=ref.line, pointer=f"{ref.pointer or ''}/inputs/messages/{j}"), start,
+                    m, actor, source_ref(line=ref.line, pointer=f"{ref.pointer or ''}/inputs/messages/{j}"), start,
                     phase=common["phase"],
                 )  # fmt: skip
         outputs = _d(run.get("outputs"))
@@ -607,7 +608,7 @@ class _Walker:
             self._new_message(
                 {**msg, "role": "assistant"},
                 actor,
-                SourceRef(line=out_ref.line, pointer=f"{out_ref.pointer or ''}/outputs"),
+                source_ref(line=out_ref.line, pointer=f"{out_ref.pointer or ''}/outputs"),
                 end or start,
                 llm_call_id=llm_call_id,
                 model=model,
@@ -720,14 +721,14 @@ class LangSmithImporter(Importer):
                 if isinstance(value, FormatError):
                     errors.append(TraceLoadError(src.path, value.reason, line=line, offset=offset))
                     continue
-                self._take(src, col, value, SourceRef(line=line), errors, line=line)
+                self._take(src, col, value, source_ref(line=line), errors, line=line)
         else:
             doc = src.json
             if isinstance(doc, list):
                 for i, rec in enumerate(doc):
-                    self._take(src, col, rec, SourceRef(pointer=f"/{i}"), errors)
+                    self._take(src, col, rec, source_ref(pointer=f"/{i}"), errors)
             elif _is_batch(doc) or _is_run(doc):
-                self._take(src, col, doc, SourceRef(pointer=""), errors)
+                self._take(src, col, doc, source_ref(pointer=""), errors)
             else:
                 raise FormatError("not a LangSmith run, run list or {post, patch} batch")
         yield from errors
@@ -754,7 +755,9 @@ class LangSmithImporter(Importer):
             base = ref.pointer or ""
             for key in ("post", "patch"):
                 for j, run in enumerate(_l(rec.get(key))):
-                    self._take(src, col, run, SourceRef(line=line, pointer=f"{base}/{key}/{j}"), errors, line)
+                    self._take(
+                        src, col, run, source_ref(line=line, pointer=f"{base}/{key}/{j}"), errors, line
+                    )
             for k, v in rec.items():
                 if k not in ("post", "patch"):
                     col.envelope[k] = v

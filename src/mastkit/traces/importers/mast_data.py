@@ -40,8 +40,8 @@ import orjson
 
 from mastkit._util.mast_legacy import map_label
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder
-from mastkit.traces.model import Label, Outcome, Segmentation, SourceRef, Termination, Trace, Usage
+from mastkit.traces._build import TraceBuilder, source_ref
+from mastkit.traces.model import Label, Outcome, Segmentation, Termination, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -55,17 +55,36 @@ Segment = tuple[str | None, str, str | None]
 
 # -- text segmenters: each returns exact slices of the text, or None when the style does not match --
 
+
+class _LineStart:
+    """A pattern that must match at the start of a line. ``(?m)^...`` makes the regex engine try
+    every position of a 600 kB text; ``\\n...`` gives it a literal to scan for, so the pattern is
+    compiled both ways: ``\\n`` + body to find later lines, body alone for the first line."""
+
+    def __init__(self, body: str) -> None:
+        self.at = re.compile(body, re.MULTILINE)
+        self._after_nl = re.compile("\\n" + body, re.MULTILINE)
+
+    def heads(self, text: str) -> list[tuple[int, tuple[str | None, ...]]]:
+        """``(line start, groups)`` of every match."""
+        out: list[tuple[int, tuple[str | None, ...]]] = []
+        if (first := self.at.match(text)) is not None:
+            out.append((0, first.groups()))
+        out.extend((m.start() + 1, m.groups()) for m in self._after_nl.finditer(text))
+        return out
+
+
 _CHATDEV_BLOCK = re.compile(r"\n\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [A-Z]+\]")
 _CHATDEV_TURN = re.compile(
     r"^\[[^\]]+\] ([^:\n*]{1,60}): \*\*([^*\n<]{1,60})<->([^*\n]{1,60}?) on : ([^,*\n]+), turn (\d+)\*\*"
 )
-_MAGENTIC = re.compile(r"(?m)^-{6,} ([^\n-][^\n]{0,80}?) -{6,}\s*$")
-_APPWORLD = re.compile(
-    r"(?m)^(?:Response from (.{1,80})|Code Execution Output|\*{6,}[^\n]*\*{6,}|Reply from (.{1,80}))\s*$"
+_MAGENTIC = _LineStart(r"-{6,} ([^\n-][^\n]{0,80}?) -{6,}[ \t\r]*$")
+_APPWORLD = _LineStart(
+    r"(?:Response from (.{1,80})|Code Execution Output|\*{6,}[^\n]*\*{6,}|Reply from (.{1,80}))[ \t\r]*$"
 )
 _HYPER_LINE = re.compile(r"^(\w+?)_[\w.-]+ - [A-Z]+ - ")
 _HYPER_WHO = re.compile(r"^([\w -]{1,40}?)'s Response:")
-_LOGURU = re.compile(r"(?m)^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \| ")
+_LOGURU = _LineStart(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \| ")
 _LOGURU_ROLE = re.compile(r"- (\w+)\(([^)]+)\): ")
 # OpenManus agent lines: "✨ Manus's thoughts: ...", "🛠️ Manus selected 2 tools to use"
 _LOGURU_AGENT = re.compile(r" - \W{0,4}\s?(\w+)(?:'s thoughts:| selected \d+ tools)")
@@ -73,7 +92,7 @@ _LOGURU_AGENT = re.compile(r" - \W{0,4}\s?(\w+)(?:'s thoughts:| selected \d+ too
 _METAGPT_COST = re.compile(r"Current cost: \$([\d.]+), prompt_tokens: (\d+), completion_tokens: (\d+)")
 _OPENMANUS_TOKENS = re.compile(r"Token usage: Input=(\d+), Completion=(\d+)")
 # MetaGPT "Agent Communication Log" (a custom logger used in some MAST MetaGPT runs)
-_COMM_HEAD = re.compile(r"(?m)^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] (?:FROM: (\S+)|NEW MESSAGES:)")
+_COMM_HEAD = _LineStart(r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] (?:FROM: (\S+)|NEW MESSAGES:)")
 _COMM_SPEAKER = re.compile(r"NEW MESSAGES:\s*\n\s*([\w .-]{1,60}?):")
 _CHATDEV_USAGE = re.compile(
     r"prompt_tokens: (\d+)\ncompletion_tokens: (\d+)(?:\ntotal_tokens: (\d+))?(?:\ncost: \$([\d.]+))?"
@@ -107,15 +126,15 @@ def _chatdev(text: str) -> list[Segment] | None:
     return out
 
 
-def _headed(pattern: re.Pattern[str], text: str, min_heads: int = 3) -> list[Segment] | None:
-    heads = list(pattern.finditer(text))
+def _headed(pattern: _LineStart, text: str, min_heads: int = 3) -> list[Segment] | None:
+    heads = pattern.heads(text)
     if len(heads) < min_heads:
         return None
     out: list[Segment] = []
-    actor_at = {m.start(): next((g for g in m.groups() if g), None) for m in heads}
+    actor_at = {start: next((g for g in groups if g), None) for start, groups in heads}
     for part_start, part in zip(
-        [0, *[m.start() for m in heads if m.start() > 0]],
-        _split(text, [m.start() for m in heads]),
+        [0, *[start for start, _ in heads if start > 0]],
+        _split(text, [start for start, _ in heads]),
         strict=False,
     ):
         actor = actor_at.get(part_start)
@@ -126,7 +145,7 @@ def _headed(pattern: re.Pattern[str], text: str, min_heads: int = 3) -> list[Seg
 
 
 def _loguru(text: str) -> list[Segment] | None:
-    starts = [m.start() for m in _LOGURU.finditer(text)]
+    starts = [start for start, _ in _LOGURU.heads(text)]
     if len(starts) < 2:
         return None
     out: list[Segment] = []
@@ -140,12 +159,12 @@ def _loguru(text: str) -> list[Segment] | None:
 
 def _comm_log(text: str) -> list[Segment] | None:
     """``[ts] FROM: X TO: {...}`` / ``[ts] NEW MESSAGES: Speaker: ...`` sections (MetaGPT on MMLU)."""
-    heads = list(_COMM_HEAD.finditer(text))
+    heads = _COMM_HEAD.heads(text)
     if len(heads) < 2:
         return None
     out: list[Segment] = []
-    for part in _split(text, [m.start() for m in heads]):
-        m = _COMM_HEAD.match(part)
+    for part in _split(text, [start for start, _ in heads]):
+        m = _COMM_HEAD.at.match(part)
         if m is None:
             out.append((None, part, "preamble"))
             continue
@@ -155,12 +174,22 @@ def _comm_log(text: str) -> list[Segment] | None:
     return out
 
 
-_TEXT_SEGMENTERS: list[Callable[[str], list[Segment] | None]] = [
-    _chatdev,
-    lambda t: _headed(_MAGENTIC, t),
-    lambda t: _headed(_APPWORLD, t),
-    _loguru,
-    _comm_log,
+def _needs(*literals: str) -> Callable[[str], bool]:
+    """A cheap pre-check: the text contains one of the literals a segmenter's pattern requires
+    (a substring search is far faster than running a ``^``-anchored multiline pattern)."""
+    return lambda text: any(lit in text for lit in literals)
+
+
+# (pre-check, segmenter): tried in order, the first that finds segments wins
+_TEXT_SEGMENTERS: list[tuple[Callable[[str], bool], Callable[[str], list[Segment] | None]]] = [
+    (_needs("\n["), _chatdev),
+    (_needs("------"), lambda t: _headed(_MAGENTIC, t)),
+    (
+        _needs("Response from ", "Code Execution Output", "******", "Reply from "),
+        lambda t: _headed(_APPWORLD, t),
+    ),
+    (_needs(" | "), _loguru),
+    (_needs("] FROM: ", "] NEW MESSAGES:"), _comm_log),
 ]
 
 
@@ -216,8 +245,8 @@ def segment(text: str) -> tuple[list[Segment], Segmentation, dict[str, Any] | No
             segs = _from_json_doc(doc)
             if segs:
                 return segs, "heuristic", doc
-    for seg in _TEXT_SEGMENTERS:
-        found = seg(text)
+    for may_match, seg in _TEXT_SEGMENTERS:
+        found = seg(text) if may_match(text) else None
         if found:
             return found, "heuristic", None
     return [(None, text, None)], "raw_unsegmented", None
@@ -310,7 +339,7 @@ class MastDataImporter(Importer):
                 content=content,
                 subtype=subtype,
                 usage=usage,
-                source=SourceRef(pointer=f"/{index}/trace" + (f"#segment-{i}" if len(segments) > 1 else "")),
+                source=source_ref(pointer=f"/{index}/trace" + (f"#segment-{i}" if len(segments) > 1 else "")),
             )
         labels = self._labels(rec)
         outcome = None

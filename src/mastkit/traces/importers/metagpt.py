@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, parse_ts
-from mastkit.traces.model import SourceRef, Termination, Trace, Usage
+from mastkit.traces._build import TraceBuilder, parse_ts, source_ref
+from mastkit.traces.model import Termination, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -98,7 +98,7 @@ class MetaGPTImporter(Importer):
             msg, level, where = m.group("msg"), m.group("level"), m.group("where")
             body = "\n".join(lines[1:])
             ts = parse_ts(m.group("ts").replace(" ", "T"))
-            ref = SourceRef(line=line_no, end_line=line_no + len(lines) - 1)
+            ref = source_ref(line=line_no, end_line=line_no + len(lines) - 1)
             raw = "\n".join(lines)
             module_fn = ":".join(where.split(":")[:2])
             extra: dict[str, Any] = {"level": level, "where": where}
@@ -111,7 +111,7 @@ class MetaGPTImporter(Importer):
                       extra={**extra, "action": todo.group("action"), "profile": todo.group("profile")})  # fmt: skip
                 if body.strip():
                     b.add("message", actor=actor, role="assistant", content=body, started_at=ts,
-                          source=SourceRef(line=line_no + 1, end_line=line_no + len(lines) - 1),
+                          source=source_ref(line=line_no + 1, end_line=line_no + len(lines) - 1),
                           extra={"action": todo.group("action")})  # fmt: skip
             elif cost:
                 usage = Usage(

@@ -35,6 +35,7 @@ from mastkit.traces._build import (
     dumps_text,
     parse_arguments,
     parse_ts,
+    source_ref,
     usage_from,
 )
 from mastkit.traces.model import (
@@ -142,7 +143,7 @@ class MiniSweAgentImporter(Importer):
         exit_seq: int | None = None
         exit_extra: dict[str, Any] = {}
         for i, m in enumerate(messages):
-            ref = SourceRef(pointer=f"{pointer}/{i}")
+            ref = source_ref(pointer=f"{pointer}/{i}")
             if not isinstance(m, dict):
                 b.add("message", content=dumps_text(m), source=ref, raw=m, extra={"unrecognised": True})
                 continue

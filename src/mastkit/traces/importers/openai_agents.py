@@ -45,7 +45,14 @@ from datetime import datetime
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, usage_from, validation_reason
+from mastkit.traces._build import (
+    TraceBuilder,
+    parse_arguments,
+    parse_ts,
+    source_ref,
+    usage_from,
+    validation_reason,
+)
 from mastkit.traces.importers._llm_spans import (
     Msg,
     PendingCalls,
@@ -57,7 +64,7 @@ from mastkit.traces.importers._llm_spans import (
     messages_from,
     sval,
 )
-from mastkit.traces.model import SourceRef, ToolCall, ToolResult, Trace, Usage
+from mastkit.traces.model import ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -79,28 +86,23 @@ _TOKEN = re.compile(
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0", "a": "\a", "b": "\b"}
 
 
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
+
+
+def _unescape_one(m: re.Match[str]) -> str:
+    esc = m.group(1)
+    if len(esc) > 1:
+        try:
+            return chr(int(esc[1:], 16))
+        except ValueError:  # beyond U+10FFFF: kept as written
+            return "\\" + esc
+    return _ESCAPES.get(esc, "\\" + esc)
+
+
 def _unescape(body: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c != "\\" or i + 1 >= len(body):
-            out.append(c)
-            i += 1
-            continue
-        n = body[i + 1]
-        width = {"x": 2, "u": 4, "U": 8}.get(n)
-        if width is not None:
-            digits = body[i + 2 : i + 2 + width]
-            try:
-                out.append(chr(int(digits, 16)))
-                i += 2 + width
-                continue
-            except ValueError:
-                pass
-        out.append(_ESCAPES.get(n, "\\" + n))
-        i += 2
-    return "".join(out)
+    """The text of a Python string literal's body (``\\n``, ``\\x41``, ``\\u00e9``, ``\\'`` ...);
+    unknown escapes are kept as written, like Python does."""
+    return _ESCAPE.sub(_unescape_one, body) if "\\" in body else body
 
 
 class _ReprParser:
@@ -262,7 +264,7 @@ class _Ctx:
             fields.setdefault("extra", {}).setdefault("span_type", span.type)
         else:
             fields.update(parent_id=span.span_id)
-        fields["source"] = SourceRef(line=span.line, pointer=span.pointer)
+        fields["source"] = source_ref(line=span.line, pointer=span.pointer)
         self.b.add(kind, **{k: v for k, v in fields.items() if v is not None})
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, dumps_text, parse_ts
+from mastkit.traces._build import TraceBuilder, dumps_text, parse_ts, source_ref
 from mastkit.traces.model import SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -370,12 +370,12 @@ class OpenCodeImporter(Importer):
         main_agent: str | None = None
         for item in sorted((i for i in st.items if i.session in members), key=lambda i: i.order):
             thread = None if item.session == root else item.session
-            ref = SourceRef(line=item.line)
+            ref = source_ref(line=item.line)
             if item.kind == "part":
                 part = st.parts.get(item.data)
                 if part is None or part.get("_removed"):
                     continue
-                ref = SourceRef(line=st.part_lines.get(item.data, item.line))
+                ref = source_ref(line=st.part_lines.get(item.data, item.line))
                 msg = st.messages.get(str(part.get("messageID")))
                 if msg is not None and msg.get("_removed"):
                     continue
@@ -423,7 +423,7 @@ class OpenCodeImporter(Importer):
                 msg = st.messages.get(str(part.get("messageID"))) if part else None
                 if part is None or part.get("_removed") or (msg is not None and msg.get("_removed")):
                     continue
-                self._tool_result(b, part, thread, SourceRef(line=item.line))
+                self._tool_result(b, part, thread, source_ref(line=item.line))
             elif item.kind == "hook_tool":
                 if item.data in covered_calls:
                     continue

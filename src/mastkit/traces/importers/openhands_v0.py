@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, dumps_text, parse_arguments, parse_ts, usage_from
+from mastkit.traces._build import TraceBuilder, dumps_text, parse_arguments, parse_ts, source_ref, usage_from
 from mastkit.traces.model import (
     Outcome,
     SourceRef,
@@ -134,7 +134,7 @@ class OpenHandsV0Importer(Importer):
         base = "/history" if envelope is not None else ""
         state = _State()
         for i, e in enumerate(events):
-            ref = SourceRef(line=line, pointer=f"{base}/{i}")
+            ref = source_ref(line=line, pointer=f"{base}/{i}")
             if not isinstance(e, dict):
                 b.add("message", content=dumps_text(e), source=ref, raw=e, extra={"unrecognised": True})
                 continue

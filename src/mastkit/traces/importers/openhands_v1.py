@@ -37,7 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, content_text, dumps_text, parse_arguments, parse_ts
+from mastkit.traces._build import (
+    TraceBuilder,
+    content_text,
+    dumps_text,
+    parse_arguments,
+    parse_ts,
+    source_ref,
+)
 from mastkit.traces.model import Outcome, SourceRef, TerminatedBy, Termination, ToolCall, ToolResult, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -150,7 +157,7 @@ class OpenHandsV1Importer(Importer):
         paths: list[str] = []
         for path in _event_files(folder):
             paths.append(str(path))
-            ref = SourceRef(path=str(path), pointer="")
+            ref = source_ref(path=str(path), pointer="")
             try:
                 doc = Source(path).json
             except FormatError as exc:
@@ -182,7 +189,7 @@ class OpenHandsV1Importer(Importer):
             if isinstance(doc, FormatError):
                 yield TraceLoadError(src.path, doc.reason, line=pos, offset=offset)
                 continue
-            ref = SourceRef(line=pos, offset=offset) if is_jsonl else SourceRef(pointer=f"/{pos}")
+            ref = source_ref(line=pos, offset=offset) if is_jsonl else source_ref(pointer=f"/{pos}")
             if not isinstance(doc, dict):
                 b.add("message", content=dumps_text(doc), source=ref, raw=doc, extra={"unrecognised": True})
                 continue

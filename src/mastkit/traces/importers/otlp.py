@@ -59,7 +59,7 @@ from datetime import datetime
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, validation_reason
+from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, source_ref, validation_reason
 from mastkit.traces.importers._llm_spans import (
     Msg,
     PendingCalls,
@@ -71,7 +71,7 @@ from mastkit.traces.importers._llm_spans import (
     messages_from,
     sval,
 )
-from mastkit.traces.model import Outcome, SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
+from mastkit.traces.model import Outcome, Termination, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -360,7 +360,7 @@ class _Ctx:
             extra.setdefault("status", span.status)
         else:
             fields.update(parent_id=span.span_id)
-        fields["source"] = SourceRef(line=span.line, pointer=span.pointer)
+        fields["source"] = source_ref(line=span.line, pointer=span.pointer)
         return self.b.add(kind, **{k: v for k, v in fields.items() if v is not None}).seq
 
 

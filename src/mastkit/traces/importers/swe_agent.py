@@ -33,10 +33,9 @@ from typing import Any
 import orjson
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, content_text, dumps_text, parse_arguments
+from mastkit.traces._build import TraceBuilder, content_text, dumps_text, parse_arguments, source_ref
 from mastkit.traces.model import (
     Outcome,
-    SourceRef,
     TerminatedBy,
     Termination,
     ToolCall,
@@ -262,7 +261,7 @@ class SweAgentImporter(Importer):
         call_ids: list[tuple[str, str | None]],
     ) -> int | None:
         """Add the events of one step; returns the seq of a ``submit`` call, if any."""
-        ref = SourceRef(pointer=f"/trajectory/{i}")
+        ref = source_ref(pointer=f"/trajectory/{i}")
         llm_call_id = f"step-{i}"
         raw: Any = step
         thought = _str(step.get("thought"))
@@ -316,7 +315,7 @@ class SweAgentImporter(Importer):
         return submit_seq
 
     def _history_message(self, b: TraceBuilder, i: int, m: Any, agent: str, model: str | None) -> None:
-        ref = SourceRef(pointer=f"/history/{i}")
+        ref = source_ref(pointer=f"/history/{i}")
         if not isinstance(m, dict):
             b.add("message", content=dumps_text(m), source=ref, raw=m, extra={"unrecognised": True})
             return

@@ -17,8 +17,8 @@ from functools import lru_cache
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder
-from mastkit.traces.model import Label, Outcome, SourceRef, Trace
+from mastkit.traces._build import TraceBuilder, source_ref
+from mastkit.traces.model import Label, Outcome, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -93,7 +93,7 @@ class WhoAndWhenImporter(Importer):
                 content=content if isinstance(content, str) else None,
                 subtype=subtype,
                 recipients=recipients,
-                source=SourceRef(pointer=f"/history/{i}"),
+                source=source_ref(pointer=f"/history/{i}"),
                 raw=h,
             )
         labels = []

@@ -1,0 +1,92 @@
+"""The fast constructors importers use: same objects as pydantic's, or pydantic's own errors."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from pydantic import ValidationError
+
+from mastkit.traces._build import TraceBuilder, make_event, source_ref
+from mastkit.traces.model import Event, SourceRef, ToolCall
+
+
+def _same(fast: Event | SourceRef, checked: Event | SourceRef) -> None:
+    assert fast == checked
+    assert fast.model_fields_set == checked.model_fields_set
+    assert fast.model_dump_json() == checked.model_dump_json()
+
+
+def test_make_event_equals_validated_event() -> None:
+    fields = {
+        "actor": "Coder",
+        "role": "assistant",
+        "content": "hi",
+        "recipients": ["Reviewer"],
+        "started_at": datetime(2025, 1, 1, tzinfo=UTC),
+        "source": source_ref(line=3, offset=10),
+        "raw": {"anything": [1, 2]},
+    }
+    _same(make_event(4, "message", dict(fields)), Event(seq=4, kind="message", **fields))
+    call = ToolCall(name="bash", arguments={"cmd": "ls"})
+    _same(make_event(0, "tool_call", {"tool_call": call}), Event(seq=0, kind="tool_call", tool_call=call))
+
+
+def test_make_event_gives_each_event_its_own_extra() -> None:
+    a, b = make_event(0, "message", {}), make_event(1, "message", {})
+    a.extra["x"] = 1
+    assert b.extra == {}
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields"),
+    [
+        ("message", {"segment": None}),  # None for a non-optional field
+        ("message", {"extra": None}),
+        ("message", {"role": "robot"}),  # not a Role
+        ("message", {"recipients": ["a", 3]}),
+        ("message", {"colour": "red"}),  # unknown field
+        ("mystery", {}),  # unknown kind
+        ("message", {"tool_call": ToolCall(name="x")}),  # payload does not match kind
+    ],
+)
+def test_make_event_leaves_bad_values_to_pydantic(kind: str, fields: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        make_event(0, kind, fields)
+
+
+def test_make_event_coerces_like_pydantic_off_the_fast_path() -> None:
+    # an int where a str is declared is not on the fast path: pydantic decides (it rejects it)
+    with pytest.raises(ValidationError):
+        make_event(0, "message", {"content": 5})
+
+    # a str subclass takes the validating path and comes out as what pydantic makes of it
+    class Text(str):
+        pass
+
+    ev = make_event(0, "message", {"content": Text("x")})
+    assert ev == Event(seq=0, kind="message", content=Text("x"))
+
+
+def test_source_ref_equals_validated_ref() -> None:
+    _same(source_ref(pointer="/history/3"), SourceRef(pointer="/history/3"))
+    _same(
+        source_ref(path="a.json", line=1, end_line=4, offset=0),
+        SourceRef(path="a.json", line=1, end_line=4, offset=0),
+    )
+    _same(source_ref(), SourceRef())
+
+
+def test_source_ref_validates_other_types() -> None:
+    with pytest.raises(ValidationError):
+        source_ref(line="three")  # type: ignore[arg-type]
+    assert source_ref(line=True) == SourceRef(line=True)  # type: ignore[arg-type]  # pydantic's call
+
+
+def test_builder_numbers_events_and_lists_agents() -> None:
+    b = TraceBuilder("chat_messages", "run.json", trace_id="run")
+    b.add("message", actor="user", role="user", content="hi")
+    b.add("message", actor="Coder", role="assistant", content="hello")
+    t = b.build()
+    assert [e.seq for e in t.events] == [0, 1]
+    assert [a.name for a in t.agents] == ["Coder"]
