@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from mastkit.traces._build import TraceBuilder, make_event, source_ref
-from mastkit.traces.model import Event, SourceRef, ToolCall
+from mastkit.traces.model import Event, SourceRef, ToolCall, Trace
 
 
 def _same(fast: Event | SourceRef, checked: Event | SourceRef) -> None:
@@ -80,7 +80,7 @@ def test_source_ref_equals_validated_ref() -> None:
 def test_source_ref_validates_other_types() -> None:
     with pytest.raises(ValidationError):
         source_ref(line="three")  # type: ignore[arg-type]
-    assert source_ref(line=True) == SourceRef(line=True)  # type: ignore[arg-type]  # pydantic's call
+    assert source_ref(line=True) == SourceRef(line=True)  # bool is an int to mypy; pydantic decides
 
 
 def test_builder_numbers_events_and_lists_agents() -> None:
@@ -90,3 +90,22 @@ def test_builder_numbers_events_and_lists_agents() -> None:
     t = b.build()
     assert [e.seq for e in t.events] == [0, 1]
     assert [a.name for a in t.agents] == ["Coder"]
+
+
+def test_pointer_refs_are_shared_and_frozen() -> None:
+    a, b = source_ref(pointer="/history/7"), source_ref(pointer="/history/7")
+    assert a is b
+    with pytest.raises(ValidationError):
+        a.pointer = "/history/8"  # type: ignore[misc]
+    assert source_ref(pointer="/history/7", line=2) is not a
+
+
+def test_build_checks_the_event_list() -> None:
+    b = TraceBuilder("chat_messages", "run.json", trace_id="run")
+    b.add("message", content="a")
+    b.add("message", content="b")
+    t = b.build(task="x")
+    assert t == Trace.model_validate(t.model_dump()) and "events" in t.model_fields_set
+    b.events.reverse()  # an importer that reorders events must renumber them
+    with pytest.raises(ValidationError, match=r"seq must be 0\.\.n-1"):
+        b.build()

@@ -150,3 +150,22 @@ def test_unknown_format_error_type(tmp_path: Path) -> None:
     (err,) = errors_of(p)
     assert isinstance(err, UnknownFormatError)
     assert "first record keys: weird" in err.reason
+
+
+def test_gc_is_paused_only_while_a_trace_is_built(tmp_path: Path) -> None:
+    import gc
+
+    for i in range(3):
+        (tmp_path / f"run{i}.json").write_bytes(orjson.dumps([{"role": "user", "content": f"hi {i}"}]))
+    assert gc.isenabled()
+    seen = []
+    for trace in load_traces(tmp_path):
+        seen.append(gc.isenabled())  # the caller's code runs with the collector on
+        assert trace.events
+    assert seen == [True, True, True] and gc.isenabled()
+    gc.disable()  # a caller that turned it off keeps it off
+    try:
+        assert len(list(load_traces(tmp_path))) == 3
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

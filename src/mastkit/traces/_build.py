@@ -94,6 +94,8 @@ def make_event(seq: int, kind: str, fields: dict[str, Any]) -> Event:
 _STR_OR_NONE = frozenset((str, _NULL))
 _INT_OR_NONE = frozenset((int, _NULL))
 _new_ref = SourceRef.__new__
+# Pointer-only refs recur across traces (``/history/3``): SourceRef is frozen, so they are shared.
+_POINTER_REFS: dict[str, SourceRef] = {}
 
 
 def source_ref(
@@ -105,7 +107,13 @@ def source_ref(
     pointer: str | None = None,
 ) -> SourceRef:
     """A :class:`SourceRef` built like :func:`make_event`: directly when the values already have
-    their declared types (every event of every importer has one, so this matters), else validated."""
+    their declared types (every event of every importer has one, so this matters), else validated.
+    Pointer-only refs are shared (SourceRef is frozen)."""
+    pointer_only = (
+        path is None and line is None and offset is None and end_line is None and type(pointer) is str
+    )
+    if pointer_only and (hit := _POINTER_REFS.get(pointer)) is not None:  # type: ignore[arg-type]
+        return hit
     if (
         type(pointer) not in _STR_OR_NONE
         or type(line) not in _INT_OR_NONE
@@ -124,6 +132,10 @@ def source_ref(
         checked = SourceRef(**{k: v for k, v in values.items() if v is not None})
         if checked != ref or checked.model_fields_set != ref.model_fields_set:
             raise AssertionError(f"fast source ref differs from the validated one: {checked!r} != {ref!r}")
+    if pointer_only:
+        if len(_POINTER_REFS) >= 8192:
+            _POINTER_REFS.clear()
+        _POINTER_REFS[pointer] = ref  # type: ignore[index]
     return ref
 
 
@@ -174,13 +186,26 @@ class TraceBuilder:
         agents = fields.pop("agents", None)
         if agents is None:
             agents = [a for a in self._agents.values() if a.name not in _NON_AGENT_ACTORS]
-        return Trace(
+        events = self.events
+        trace = Trace(
             trace_id=fields.pop("trace_id", self.trace_id),
             source_format=self.source_format,
-            events=self.events,
+            events=[],
             agents=agents,
             **fields,
         )
+        # Every other field is validated; the events were built (and checked) one by one, so only
+        # what the list adds is checked here: real events, numbered 0..n-1.
+        for i, event in enumerate(events):
+            if type(event) is not Event or event.seq != i:
+                return Trace.model_validate({**trace.__dict__, "events": events})  # pydantic's error
+        trace.__dict__["events"] = events
+        trace.__pydantic_fields_set__.add("events")
+        if STRICT:
+            checked = Trace.model_validate({**trace.__dict__, "events": events})
+            if checked != trace:
+                raise AssertionError("fast-built trace differs from the validated one")
+        return trace
 
 
 # Actors that are people or the environment rather than agents: kept on events, not listed as agents.

@@ -86,7 +86,10 @@ class Usage(_Model):
 
 
 class SourceRef(_Model):
-    """Where an event came from in the source, so evidence can link back to it."""
+    """Where an event came from in the source, so evidence can link back to it. Immutable: events
+    of different traces may share one (``/history/3``)."""
+
+    model_config = ConfigDict(frozen=True)
 
     path: str | None = None
     """The file, when it differs from the trace's first source path (multi-file traces)."""

@@ -9,7 +9,9 @@ parsed once however many importers look at it.
 from __future__ import annotations
 
 import codecs
+import os
 import re
+import stat
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,23 +69,32 @@ class Source:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.is_dir = self.path.is_dir()
+        try:  # one stat for existence, kind and size
+            st = os.stat(self.path)
+        except (OSError, ValueError):
+            st = None
+        self.exists = st is not None
+        self.is_dir = st is not None and stat.S_ISDIR(st.st_mode)
+        self._size = st.st_size if st is not None and not self.is_dir else 0
 
     def __repr__(self) -> str:
         return f"Source({str(self.path)!r})"
 
     # -- raw bytes -----------------------------------------------------------------
 
-    @cached_property
+    @property
     def size(self) -> int:
-        return 0 if self.is_dir else self.path.stat().st_size
+        """Size in bytes when the source was opened (0 for folders)."""
+        if not self.exists:
+            raise FileNotFoundError(f"no such file: {self.path}")
+        return self._size
 
     @cached_property
     def head(self) -> bytes:
         """The first 64 KiB of the file (empty for folders)."""
         if self.is_dir:
             return b""
-        with self.path.open("rb") as fh:
+        with open(self.path, "rb") as fh:
             return fh.read(HEAD_BYTES)
 
     @cached_property
@@ -173,26 +184,41 @@ class Source:
         return "object"
 
     def _first_line_is_object(self) -> bool:
-        body = self.head.lstrip(b"\xef\xbb\xbf \t\r\n")
-        first = body.split(b"\n", 1)[0].strip()
-        if len(body) == len(self.head.strip()) and self.size <= len(self.head) and first == body.strip():
+        head = self.head
+        start = len(head) - len(head.lstrip(b"\xef\xbb\xbf \t\r\n"))
+        nl = head.find(b"\n", start)
+        first = head[start:] if nl < 0 else head[start:nl]
+        rest_blank = nl < 0 or not head[nl:].strip()
+        if rest_blank and self.size <= len(head):
             # The whole (small) file is one line: parse it once, as the document, and cache it.
             try:
                 return isinstance(self.json, dict)
             except FormatError:
                 return False
+        first = first.strip()
         if len(first) >= HEAD_BYTES - 16:
             return True  # a very long first line; assume JSONL, checked when streamed
+        if first[-1:] != b"}":
+            return False  # "{" alone (pretty-printed JSON) or a cut-off line: not one object
         try:
             return isinstance(loads(first), dict)
         except orjson.JSONDecodeError:
             return False
 
     def _looks_multi_line_jsonl(self) -> bool:
-        lines = self.head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n")
-        rest = [ln.strip() for ln in lines[1:] if ln.strip()]
-        # A single-line object is a one-record JSON file unless the name says JSONL.
-        return bool(rest) and rest[0].startswith(b"{")
+        """The second non-blank line of the head starts with ``{`` (a single-line object is a
+        one-record JSON file unless the name says JSONL)."""
+        head = self.head
+        pos = head.find(b"\n", len(head) - len(head.lstrip(b"\xef\xbb\xbf \t\r\n")))
+        while 0 <= pos < len(head):
+            nxt = head.find(b"\n", pos + 1)
+            line = head[pos + 1 : nxt if nxt >= 0 else len(head)].strip()
+            if line:
+                return line.startswith(b"{")
+            if nxt < 0:
+                break
+            pos = nxt
+        return False
 
     @cached_property
     def json(self) -> Any:
