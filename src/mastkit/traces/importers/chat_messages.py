@@ -90,6 +90,8 @@ class ChatMessagesImporter(Importer):
 
     def sniff(self, src: Source) -> float:
         rec = src.first_record
+        if src.json_shape == "array" and _is_message(rec):
+            return 0.5  # a bare list of messages: the first record is a message
         if _message_list(rec) is not None:
             return 0.5
         if isinstance(rec, list) and rec and _message_list(rec[0]) is not None:
