@@ -70,7 +70,7 @@ def _gc_paused(items: Iterator[Trace | TraceLoadError]) -> Iterator[Trace | Trac
 
     Building a trace allocates thousands of small containers (events, their dicts) that live on,
     which makes the collector run again and again over a growing heap for nothing (a canonical
-    trace holds no reference cycles): about a third of the loading time on Who&When. The collector
+    trace holds no reference cycles): up to a fifth of the loading time on Who&When. The collector
     is paused only inside ``next()`` -- never while the caller's code runs between traces -- and
     left alone when the caller has disabled it; memory stays bounded by one trace.
     """

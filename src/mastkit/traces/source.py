@@ -188,8 +188,7 @@ class Source:
         start = len(head) - len(head.lstrip(b"\xef\xbb\xbf \t\r\n"))
         nl = head.find(b"\n", start)
         first = head[start:] if nl < 0 else head[start:nl]
-        rest_blank = nl < 0 or not head[nl:].strip()
-        if rest_blank and self.size <= len(head):
+        if self.size <= len(head) and (nl < 0 or not head[nl:].strip()):
             # The whole (small) file is one line: parse it once, as the document, and cache it.
             try:
                 return isinstance(self.json, dict)

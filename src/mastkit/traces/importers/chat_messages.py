@@ -150,89 +150,63 @@ class ChatMessagesImporter(Importer):
         role = _ROLE_MAP.get(native_role, native_role)
         if role not in ("system", "user", "assistant", "tool"):
             role = "user"
-        name = m.get("name") if isinstance(m.get("name"), str) and role != "tool" else None
-        actor = name or ("environment" if role == "tool" else role)
-        common: dict[str, Any] = {
-            "source": ref,
-            "model": m.get("model") if isinstance(m.get("model"), str) else None,
-            "started_at": parse_ts(m.get("timestamp") or m.get("created_at")),
-        }
-        usage = usage_from(m.get("usage"))
-        body = m.get("content", m.get("value"))
-        raw_used = False
-
-        def add(kind: str, **fields: Any) -> None:
-            nonlocal raw_used
+        name = m.get("name")
+        actor = (
+            name
+            if isinstance(name, str) and name and role != "tool"
+            else ("environment" if role == "tool" else role)
+        )
+        events = self._events(m, role, actor)
+        if not events:
+            return
+        # Fields every event of the message shares (only those present: fewer to check per event).
+        common: dict[str, Any] = {"source": ref}
+        if isinstance(model := m.get("model"), str):
+            common["model"] = model
+        if (ts := m.get("timestamp") or m.get("created_at")) and (started := parse_ts(ts)) is not None:
+            common["started_at"] = started
+        usage = usage_from(m.get("usage")) if m.get("usage") else None
+        last = len(events) - 1
+        for i, (kind, fields) in enumerate(events):
             # The whole native message is kept once, on its first event; later events point to it.
-            b.add(kind, raw=None if raw_used else m, **common, **fields)
-            raw_used = True
+            # Its usage goes on its last event (counted once per call).
+            if usage is not None and i == last:
+                fields["usage"] = usage
+            b.add(kind, raw=m if i == 0 else None, **common, **fields)
 
+    def _events(self, m: dict[str, Any], role: str, actor: str) -> list[tuple[str, dict[str, Any]]]:
+        """``(kind, fields)`` of the events one native message becomes, in order."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        body = m.get("content", m.get("value"))
         reasoning = m.get("reasoning_content") or m.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
-            add("reasoning", actor=actor, role=role, content=reasoning)
+            out.append(("reasoning", {"actor": actor, "role": role, "content": reasoning}))
 
         if role == "tool":
-            add(
-                "tool_result",
-                actor=actor,
-                role="tool",
-                tool_result=ToolResult(
-                    call_id=_str(m.get("tool_call_id")),
-                    name=m.get("name") if isinstance(m.get("name"), str) else None,
-                    output=content_text(body),
-                    is_error=m.get("is_error") if isinstance(m.get("is_error"), bool) else None,
-                ),
+            name = m.get("name")
+            is_error = m.get("is_error")
+            result = ToolResult(
+                call_id=_str(m.get("tool_call_id")),
+                name=name if isinstance(name, str) else None,
+                output=content_text(body),
+                is_error=is_error if isinstance(is_error, bool) else None,
             )
-            return
+            out.append(("tool_result", {"actor": actor, "role": "tool", "tool_result": result}))
+            return out
 
-        blocks = body if isinstance(body, list) else None
-        if blocks is not None and any(
-            isinstance(p, dict) and p.get("type") in ("tool_use", "tool_result", "thinking") for p in blocks
+        if isinstance(body, list) and any(
+            isinstance(p, dict) and p.get("type") in ("tool_use", "tool_result", "thinking") for p in body
         ):
-            for part in blocks:
-                if not isinstance(part, dict):
-                    continue
-                ptype = part.get("type")
-                if ptype == "thinking":
-                    add("reasoning", actor=actor, role=role, content=part.get("thinking"))
-                elif ptype == "tool_use":
-                    args, raw_args = parse_arguments(part.get("input"))
-                    add(
-                        "tool_call",
-                        actor=actor,
-                        role=role,
-                        tool_call=ToolCall(
-                            name=str(part.get("name") or "unknown"),
-                            call_id=_str(part.get("id")),
-                            arguments=args,
-                            arguments_raw=raw_args,
-                        ),
-                    )
-                elif ptype == "tool_result":
-                    add(
-                        "tool_result",
-                        actor="environment",
-                        role="tool",
-                        tool_result=ToolResult(
-                            call_id=_str(part.get("tool_use_id")),
-                            output=content_text(part.get("content")),
-                            is_error=part.get("is_error") if isinstance(part.get("is_error"), bool) else None,
-                        ),
-                    )
-                else:
-                    text = content_text([part])
-                    if text:
-                        add("message", actor=actor, role=role, content=text)
+            for part in body:
+                if isinstance(part, dict):
+                    self._block(part, role, actor, out)
         else:
             text = content_text(body)
             if text or not (m.get("tool_calls") or m.get("function_call")):
-                add(
-                    "message",
-                    actor=actor,
-                    role=role,
-                    content=text,
-                    subtype="system_prompt" if role == "system" else None,
-                )
+                fields: dict[str, Any] = {"actor": actor, "role": role, "content": text}
+                if role == "system":
+                    fields["subtype"] = "system_prompt"
+                out.append(("message", fields))
 
         calls: list[Any] = m["tool_calls"] if isinstance(m.get("tool_calls"), list) else []
         if isinstance(m.get("function_call"), dict):
@@ -242,19 +216,42 @@ class ChatMessagesImporter(Importer):
                 continue
             fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
             args, raw_args = parse_arguments(fn.get("arguments"))
-            add(
-                "tool_call",
-                actor=actor,
-                role="assistant",
-                tool_call=ToolCall(
-                    name=str(fn.get("name") or "unknown"),
-                    call_id=str(call["id"]) if call.get("id") is not None else None,
-                    arguments=args,
-                    arguments_raw=raw_args,
-                ),
+            tool_call = ToolCall(
+                name=str(fn.get("name") or "unknown"),
+                call_id=str(call["id"]) if call.get("id") is not None else None,
+                arguments=args,
+                arguments_raw=raw_args,
             )
-        if usage is not None and b.last is not None:
-            b.events[-1] = b.last.model_copy(update={"usage": usage})
+            out.append(("tool_call", {"actor": actor, "role": "assistant", "tool_call": tool_call}))
+        return out
+
+    @staticmethod
+    def _block(part: dict[str, Any], role: str, actor: str, out: list[tuple[str, dict[str, Any]]]) -> None:
+        """One Anthropic-style content block (thinking, tool_use, tool_result, text, ...)."""
+        ptype = part.get("type")
+        if ptype == "thinking":
+            out.append(("reasoning", {"actor": actor, "role": role, "content": part.get("thinking")}))
+        elif ptype == "tool_use":
+            args, raw_args = parse_arguments(part.get("input"))
+            call = ToolCall(
+                name=str(part.get("name") or "unknown"),
+                call_id=_str(part.get("id")),
+                arguments=args,
+                arguments_raw=raw_args,
+            )
+            out.append(("tool_call", {"actor": actor, "role": role, "tool_call": call}))
+        elif ptype == "tool_result":
+            is_error = part.get("is_error")
+            result = ToolResult(
+                call_id=_str(part.get("tool_use_id")),
+                output=content_text(part.get("content")),
+                is_error=is_error if isinstance(is_error, bool) else None,
+            )
+            out.append(("tool_result", {"actor": "environment", "role": "tool", "tool_result": result}))
+        else:
+            text = content_text([part])
+            if text:
+                out.append(("message", {"actor": actor, "role": role, "content": text}))
 
     def _trace_fields(self, meta: dict[str, Any], key: str) -> dict[str, Any]:
         fields: dict[str, Any] = {"raw": meta or None}
