@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from mastkit.traces._build import TraceBuilder, make_event, source_ref
-from mastkit.traces.model import Event, SourceRef, ToolCall, Trace
+from mastkit.traces._build import TraceBuilder, make_event, source_ref, tool_call, tool_result
+from mastkit.traces.model import Event, SourceRef, ToolCall, ToolResult, Trace
 
 
-def _same(fast: Event | SourceRef, checked: Event | SourceRef) -> None:
+def _same(fast: BaseModel, checked: BaseModel) -> None:
     assert fast == checked
     assert fast.model_fields_set == checked.model_fields_set
     assert fast.model_dump_json() == checked.model_dump_json()
@@ -109,3 +109,24 @@ def test_build_checks_the_event_list() -> None:
     b.events.reverse()  # an importer that reorders events must renumber them
     with pytest.raises(ValidationError, match=r"seq must be 0\.\.n-1"):
         b.build()
+
+
+def test_tool_call_and_result_equal_validated_models() -> None:
+    _same(
+        tool_call(name="bash", call_id="c1", arguments={"cmd": "ls"}, arguments_raw='{"cmd": "ls"}'),
+        ToolCall(name="bash", call_id="c1", arguments={"cmd": "ls"}, arguments_raw='{"cmd": "ls"}'),
+    )
+    _same(tool_call(name="noop"), ToolCall(name="noop"))
+    _same(
+        tool_result(call_id="c1", output="ok", is_error=False, exit_code=0, duration_ms=1.5),
+        ToolResult(call_id="c1", output="ok", is_error=False, exit_code=0, duration_ms=1.5),
+    )
+
+
+def test_tool_call_and_result_validate_other_types() -> None:
+    with pytest.raises(ValidationError):
+        tool_call(name=None)  # type: ignore[arg-type]
+    # an int duration is pydantic's to coerce, a str exit code pydantic's to reject
+    assert tool_result(duration_ms=2) == ToolResult(duration_ms=2)
+    with pytest.raises(ValidationError):
+        tool_result(exit_code="zero")  # type: ignore[arg-type]

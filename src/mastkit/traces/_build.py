@@ -7,7 +7,7 @@ import os
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from pydantic import BaseModel
@@ -46,6 +46,8 @@ _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+_M = TypeVar("_M", bound=BaseModel)
 
 STRICT = os.environ.get("MASTKIT_STRICT_EVENTS") == "1"
 """When set (the test suite sets it), every event built on the fast path is also validated by
@@ -93,7 +95,6 @@ def make_event(seq: int, kind: str, fields: dict[str, Any]) -> Event:
 
 _STR_OR_NONE = frozenset((str, _NULL))
 _INT_OR_NONE = frozenset((int, _NULL))
-_new_ref = SourceRef.__new__
 # Pointer-only refs recur across traces (``/history/3``): SourceRef is frozen, so they are shared.
 _POINTER_REFS: dict[str, SourceRef] = {}
 
@@ -122,21 +123,86 @@ def source_ref(
         or type(end_line) not in _INT_OR_NONE
     ):
         return SourceRef(path=path, line=line, end_line=end_line, offset=offset, pointer=pointer)
-    values = {"path": path, "line": line, "end_line": end_line, "offset": offset, "pointer": pointer}
-    ref = _new_ref(SourceRef)
-    _set_dict(ref, values)
-    _set_fields_set(ref, {k for k, v in values.items() if v is not None})
-    _set_extra(ref, None)
-    _set_private(ref, None)
-    if STRICT:
-        checked = SourceRef(**{k: v for k, v in values.items() if v is not None})
-        if checked != ref or checked.model_fields_set != ref.model_fields_set:
-            raise AssertionError(f"fast source ref differs from the validated one: {checked!r} != {ref!r}")
+    ref = _construct(
+        SourceRef, {"path": path, "line": line, "end_line": end_line, "offset": offset, "pointer": pointer}
+    )
     if pointer_only:
         if len(_POINTER_REFS) >= 8192:
             _POINTER_REFS.clear()
         _POINTER_REFS[pointer] = ref  # type: ignore[index]
     return ref
+
+
+_FLOAT_OR_NONE = frozenset((float, _NULL))
+_BOOL_OR_NONE = frozenset((bool, _NULL))
+
+
+def _construct(cls: type[_M], values: dict[str, Any]) -> _M:
+    """An instance of a simple model from values already known to have the declared types (what
+    ``model_construct`` does, minus its overhead); checked against pydantic when STRICT."""
+    obj = cls.__new__(cls)
+    _set_dict(obj, values)
+    _set_fields_set(obj, {k for k, v in values.items() if v is not None})
+    _set_extra(obj, None)
+    _set_private(obj, None)
+    if STRICT:
+        checked = cls(**{k: v for k, v in values.items() if v is not None})
+        if checked != obj or checked.model_fields_set != obj.model_fields_set:
+            raise AssertionError(
+                f"fast {cls.__name__} differs from the validated one: {checked!r} != {obj!r}"
+            )
+    return obj
+
+
+def tool_call(
+    *,
+    name: str,
+    call_id: str | None = None,
+    arguments: Any = None,
+    arguments_raw: str | None = None,
+    namespace: str | None = None,
+) -> ToolCall:
+    """A :class:`ToolCall`, built directly when the values have their declared types (else validated)."""
+    values = {
+        "name": name, "call_id": call_id, "arguments": arguments, "arguments_raw": arguments_raw,
+        "namespace": namespace,
+    }  # fmt: skip
+    if (
+        type(name) is not str
+        or type(call_id) not in _STR_OR_NONE
+        or type(arguments_raw) not in _STR_OR_NONE
+        or type(namespace) not in _STR_OR_NONE
+    ):
+        return ToolCall(**values)
+    return _construct(ToolCall, values)
+
+
+def tool_result(
+    *,
+    call_id: str | None = None,
+    name: str | None = None,
+    output: str | None = None,
+    is_error: bool | None = None,
+    exit_code: int | None = None,
+    status: str | None = None,
+    duration_ms: float | None = None,
+) -> ToolResult:
+    """A :class:`ToolResult`, built directly when the values have their declared types (else validated)."""
+    values = {
+        "call_id": call_id, "name": name, "output": output, "is_error": is_error, "exit_code": exit_code,
+        "status": status, "duration_ms": duration_ms,
+    }  # fmt: skip
+    if (
+        type(call_id) not in _STR_OR_NONE
+        or type(name) not in _STR_OR_NONE
+        or type(output) not in _STR_OR_NONE
+        or type(is_error) not in _BOOL_OR_NONE
+        or type(exit_code) not in _INT_OR_NONE
+        or type(status) not in _STR_OR_NONE
+        or type(duration_ms) not in _FLOAT_OR_NONE
+    ):
+        return ToolResult(**values)
+    return _construct(ToolResult, values)
 
 
 class TraceBuilder:

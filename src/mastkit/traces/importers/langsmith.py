@@ -48,10 +48,12 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
+    tool_call,
+    tool_result,
     usage_from,
     validation_reason,
 )
-from mastkit.traces.model import Outcome, SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
+from mastkit.traces.model import Outcome, SourceRef, Termination, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -501,7 +503,7 @@ class _Walker:
                 "tool_result",
                 actor="environment",
                 role="tool",
-                tool_result=ToolResult(
+                tool_result=tool_result(
                     call_id=_s(m.get("tool_call_id")),
                     name=_s(m.get("name")),
                     output=text,
@@ -537,7 +539,7 @@ class _Walker:
                 "tool_call",
                 actor=who,
                 role="assistant",
-                tool_call=ToolCall(
+                tool_call=tool_call(
                     name=str(c.get("name") or "unknown"), call_id=cid, arguments=args, arguments_raw=args_raw
                 ),
                 source=ref,
@@ -651,7 +653,7 @@ class _Walker:
             actor=actor,
             role="assistant",
             subtype="retriever" if run.get("run_type") == "retriever" else None,
-            tool_call=ToolCall(name=name, call_id=cid or r.id, arguments=args, arguments_raw=args_raw),
+            tool_call=tool_call(name=name, call_id=cid or r.id, arguments=args, arguments_raw=args_raw),
             started_at=start,
             source=ref,
             raw=r.raw,
@@ -683,7 +685,7 @@ class _Walker:
             "tool_result",
             actor="environment",
             role="tool",
-            tool_result=ToolResult(
+            tool_result=tool_result(
                 call_id=cid,
                 name=_s(run.get("name")),
                 output=text,

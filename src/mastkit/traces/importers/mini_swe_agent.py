@@ -36,6 +36,8 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
+    tool_call,
+    tool_result,
     usage_from,
 )
 from mastkit.traces.model import (
@@ -44,7 +46,6 @@ from mastkit.traces.model import (
     TerminatedBy,
     Termination,
     ToolCall,
-    ToolResult,
     Trace,
     Usage,
 )
@@ -177,7 +178,7 @@ class MiniSweAgentImporter(Importer):
                 exc = extra.get("exception_info")
                 b.add(
                     "tool_result", actor="environment", role="tool", source=ref, raw=m, started_at=ts,
-                    tool_result=ToolResult(call_id=call_id, name="bash", output=text, exit_code=code,
+                    tool_result=tool_result(call_id=call_id, name="bash", output=text, exit_code=code,
                                            is_error=None if code is None and not exc else bool(code) or bool(exc)),
                 )  # fmt: skip
             elif role == "exit":
@@ -254,7 +255,7 @@ class MiniSweAgentImporter(Importer):
                 args, args_raw = parse_arguments(fn.get("arguments"))
                 cid = c.get("id") if isinstance(c, dict) else None
                 calls.append(
-                    ToolCall(name=str(fn.get("name") or "bash"), call_id=cid if isinstance(cid, str) else None,
+                    tool_call(name=str(fn.get("name") or "bash"), call_id=cid if isinstance(cid, str) else None,
                              arguments=args, arguments_raw=args_raw)
                 )  # fmt: skip
         else:
@@ -266,7 +267,7 @@ class MiniSweAgentImporter(Importer):
                 ]
             elif text:
                 commands = [blk for blk in _BASH_BLOCK.findall(text)]
-            calls = [ToolCall(name="bash", arguments={"command": c}, arguments_raw=c) for c in commands]
+            calls = [tool_call(name="bash", arguments={"command": c}, arguments_raw=c) for c in commands]
         b.add(
             "message", actor=AGENT, role="assistant", content=text, llm_call_id=llm_call_id, model=model,
             usage=usage, started_at=ts, source=ref, raw=m,
