@@ -57,7 +57,8 @@ class PlainTextImporter(Importer):
                 turns.append(((m.group("b") or m.group("c")).strip(), no, no, [m.group("rest")]))
             elif turns:
                 speaker, first, _last, body = turns[-1]
-                turns[-1] = (speaker, first, no, [*body, line])
+                body.append(line)  # in place: copying the body per line is quadratic on long turns
+                turns[-1] = (speaker, first, no, body)
         nonblank = sum(1 for ln in lines if ln.strip())
         speakers = {t[0] for t in turns}
         b = TraceBuilder(self.name, src.path)
