@@ -1,0 +1,185 @@
+"""OpenAI-style chat messages: every accepted shape, tool pairing, blocks, metadata, tau-bench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from conftest import shared_path
+from mastkit.errors import TraceLoadError
+from mastkit.traces import Trace, iter_load, load_traces
+from mastkit.traces.registry import get_importer
+from mastkit.traces.source import Source
+
+CALL = {
+    "role": "assistant",
+    "content": "Checking the pods.",
+    "tool_calls": [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "shell", "arguments": '{"cmd": "kubectl get pods"}'},
+        }
+    ],
+    "usage": {"prompt_tokens": 120, "completion_tokens": 30},
+    "model": "gpt-4o",
+}
+RESULT = {"role": "tool", "tool_call_id": "c1", "content": "pod-a CrashLoopBackOff"}
+
+
+def _write(tmp_path: Path, name: str, value: Any) -> Path:
+    path = tmp_path / name
+    path.write_bytes(orjson.dumps(value))
+    return path
+
+
+def _one(path: Path) -> Trace:
+    (t,) = list(load_traces(path))
+    assert t.source_format == "chat_messages"
+    return t
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_bare_list_of_messages(tmp_path: Path, n: int) -> None:
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(n)]
+    t = _one(_write(tmp_path, "run.json", msgs))
+    assert [e.content for e in t.events] == [f"m{i}" for i in range(n)]
+    assert t.events[0].source is not None and t.events[0].source.pointer == "/0"
+
+
+def test_messages_object_with_tool_calls_results_and_metadata(tmp_path: Path) -> None:
+    doc = {
+        "id": "run-7",
+        "task": "Why is pod-a down?",
+        "model": "gpt-4o",
+        "success": False,
+        "messages": [
+            {"role": "system", "content": "You are an SRE agent."},
+            {"role": "user", "content": "go"},
+            CALL,
+            RESULT,
+        ],
+    }
+    t = _one(_write(tmp_path, "run.json", doc))
+    assert t.trace_id == "run-7" and t.task == "Why is pod-a down?" and t.model == "gpt-4o"
+    assert t.outcome is not None and t.outcome.success is False
+    assert [e.kind for e in t.events] == ["message", "message", "message", "tool_call", "tool_result"]
+    assert t.events[0].subtype == "system_prompt"
+    call, result = t.events[3], t.events[4]
+    assert call.tool_call is not None and call.tool_call.arguments == {"cmd": "kubectl get pods"}
+    assert call.tool_call.arguments_raw == '{"cmd": "kubectl get pods"}'
+    assert (
+        result.tool_result is not None
+        and result.tool_result.call_id == "c1"
+        and result.actor == "environment"
+    )
+    assert list(t.tool_calls()) == [(call, result)]
+    # usage counted once, on the message's last event; the native message is raw of its first
+    assert t.events[2].usage is None and call.usage is not None and call.usage.input_tokens == 120
+    assert t.events[2].raw == CALL and call.raw is None and call.model == "gpt-4o"
+    assert t.raw == {k: v for k, v in doc.items() if k != "messages"}
+
+
+def test_anthropic_blocks_and_reasoning(tmp_path: Path) -> None:
+    msgs = [
+        {"role": "user", "content": "list files"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "I should run ls."},
+                {"type": "text", "text": "Running ls."},
+                {"type": "tool_use", "id": "tu1", "name": "bash", "input": {"command": "ls"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": "a.txt", "is_error": False}],
+        },
+        {"role": "assistant", "content": "Done.", "reasoning_content": "one file"},
+    ]
+    t = _one(_write(tmp_path, "run.json", {"messages": msgs}))
+    assert [e.kind for e in t.events] == [
+        "message", "reasoning", "message", "tool_call", "tool_result", "reasoning", "message",
+    ]  # fmt: skip
+    assert t.events[3].tool_call is not None and t.events[3].tool_call.arguments == {"command": "ls"}
+    assert t.events[4].tool_result is not None and t.events[4].tool_result.is_error is False
+    assert [(c.seq, r.seq if r else None) for c, r in t.tool_calls()] == [(3, 4)]
+
+
+def test_sharegpt_and_named_agents(tmp_path: Path) -> None:
+    t = _one(
+        _write(
+            tmp_path,
+            "sg.json",
+            {"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]},
+        )
+    )
+    assert [(e.role, e.content) for e in t.events] == [("user", "hi"), ("assistant", "hello")]
+    t = _one(
+        _write(
+            tmp_path,
+            "ma.json",
+            [
+                {"role": "assistant", "name": "Planner", "content": "plan"},
+                {"role": "assistant", "name": "Coder", "content": "code"},
+            ],
+        )
+    )
+    assert [e.actor for e in t.events] == ["Planner", "Coder"] and [a.name for a in t.agents] == [
+        "Planner",
+        "Coder",
+    ]
+
+
+def test_jsonl_one_trace_per_line_and_a_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    lines = [
+        orjson.dumps({"id": f"r{i}", "messages": [{"role": "user", "content": str(i)}]}) for i in range(3)
+    ]
+    path.write_bytes(b"\n".join([lines[0], b'{"id": "broken", "messages": [', lines[1], lines[2]]) + b"\n")
+    items = list(iter_load(path))
+    traces = [i for i in items if isinstance(i, Trace)]
+    errors = [i for i in items if isinstance(i, TraceLoadError)]
+    assert [t.trace_id for t in traces] == ["r0", "r1", "r2"]
+    assert len(errors) == 1 and errors[0].line == 2
+    assert traces[1].events[0].source is not None and traces[1].events[0].source.line == 3
+
+
+def test_list_of_runs(tmp_path: Path) -> None:
+    runs = [
+        {"id": f"r{i}", "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]}
+        for i in range(2)
+    ]
+    assert [t.trace_id for t in load_traces(_write(tmp_path, "runs.json", runs))] == ["r0", "r1"]
+
+
+def test_fallback_trace_id_is_stable_and_content_based(tmp_path: Path) -> None:
+    msgs = [{"role": "user", "content": "same"}]
+    (tmp_path / "a").mkdir()
+    a = _one(_write(tmp_path / "a", "run.json", msgs))
+    b = _one(_write(tmp_path, "run.json", msgs))  # same content elsewhere: same id
+    c = _one(_write(tmp_path, "other.json", [{"role": "user", "content": "different"}]))
+    assert a.trace_id == b.trace_id and a.trace_id.startswith("run-") and c.trace_id != a.trace_id
+
+
+def test_sniff_does_not_claim_other_json(tmp_path: Path) -> None:
+    imp = get_importer("chat_messages")
+    for value in ({"a": 1}, [1, 2, 3], [{"role": "wizard", "content": "x"}], {"messages": []}):
+        assert imp.sniff(Source(_write(tmp_path, "x.json", value))) == 0
+
+
+def test_tau_bench_sample_counts() -> None:
+    t = _one(shared_path("trace_samples", "tau_bench", "tb_airline.json"))
+    # README: 1 run (airline task 0), 42 messages, 12 tool calls, reward 0.0 (failed)
+    assert t.benchmark == "tau-bench" and t.trace_id == "tau-0-trial0"
+    assert len(t.raw and t.events) > 0 and sum(1 for e in t.events if e.kind == "tool_call") == 12
+    assert (
+        len({e.raw["content"] if isinstance(e.raw, dict) else None for e in t.events if e.raw is not None})
+        >= 1
+    )
+    assert sum(1 for e in t.events if e.raw is not None) == 42
+    assert t.outcome is not None and t.outcome.success is False and t.outcome.score == 0.0
+    assert {e.role for e in t.events} == {"system", "user", "assistant", "tool"}
