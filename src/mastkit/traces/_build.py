@@ -265,7 +265,7 @@ class TraceBuilder:
         for i, event in enumerate(events):
             if type(event) is not Event or event.seq != i:
                 return Trace.model_validate({**trace.__dict__, "events": events})  # pydantic's error
-        trace.__dict__["events"] = events
+        trace.__dict__["events"] = list(events)  # the builder may go on (pydantic copied it too)
         trace.__pydantic_fields_set__.add("events")
         if STRICT:
             checked = Trace.model_validate({**trace.__dict__, "events": events})
