@@ -225,6 +225,10 @@ class TraceBuilder:
 
     def add(self, kind: str, **fields: Any) -> Event:
         """Append an event of ``kind``; ``seq`` is assigned. Returns the event."""
+        return self.add_fields(kind, fields)
+
+    def add_fields(self, kind: str, fields: dict[str, Any]) -> Event:
+        """:meth:`add` with the fields in a dict the builder may keep (saves re-packing them)."""
         event = make_event(len(self.events), kind, fields)
         self.events.append(event)
         actor = fields.get("actor")

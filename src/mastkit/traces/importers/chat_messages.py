@@ -148,7 +148,7 @@ class ChatMessagesImporter(Importer):
         if not isinstance(m, dict):
             b.add("message", content=dumps_text(m), source=ref, raw=m, extra={"unrecognised": True})
             return
-        native_role = str(m.get("role", m.get("from", ""))).lower()
+        native_role = str(m["role"] if "role" in m else m.get("from", "")).lower()
         role = _ROLE_MAP.get(native_role, native_role)
         if role not in ("system", "user", "assistant", "tool"):
             role = "user"
@@ -172,9 +172,12 @@ class ChatMessagesImporter(Importer):
         for i, (kind, fields) in enumerate(events):
             # The whole native message is kept once, on its first event; later events point to it.
             # Its usage goes on its last event (counted once per call).
+            fields.update(common)
+            if i == 0:
+                fields["raw"] = m
             if usage is not None and i == last:
                 fields["usage"] = usage
-            b.add(kind, raw=m if i == 0 else None, **common, **fields)
+            b.add_fields(kind, fields)
 
     def _events(self, m: dict[str, Any], role: str, actor: str) -> list[tuple[str, dict[str, Any]]]:
         """``(kind, fields)`` of the events one native message becomes, in order."""
