@@ -39,6 +39,7 @@ def test_public_api_loads_a_file(tmp_path: Path) -> None:
     ("data", "reason"),
     [
         (b"", "empty file"),
+        (b" \n\t\n", "empty file (only whitespace)"),
         (b"\x00\x01\x02\x03binary", "binary file"),
         (b'{"history": [1, 2', "invalid JSON"),
         (b'{"some": "thing"}', "no importer recognises"),

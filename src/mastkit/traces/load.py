@@ -95,8 +95,8 @@ def iter_source(src: Source, format: str | None = None) -> Iterator[Trace | Trac
         imps = [get_importer(format)]
     else:
         try:
-            if not src.is_dir and src.size == 0:
-                yield TraceLoadError(path, "empty file")
+            if not src.is_dir and (src.size == 0 or (src.size <= len(src.head) and src.head.isspace())):
+                yield TraceLoadError(path, "empty file" if src.size == 0 else "empty file (only whitespace)")
                 return
             scored = candidates(src)
             imps = [imp for _score, imp in scored]
