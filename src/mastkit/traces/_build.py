@@ -82,15 +82,28 @@ def make_event(seq: int, kind: str, fields: dict[str, Any]) -> Event:
     values["extra"] = {}
     values.update(fields)
     event = _new_event(Event)
-    _set_dict(event, values)
-    _set_fields_set(event, _SEQ_KIND | fields.keys())
-    _set_extra(event, None)
-    _set_private(event, None)
+    _install(event, values, fields.keys() | _SEQ_KIND)
     if STRICT:
-        checked = Event(seq=seq, kind=kind, **fields)
-        if checked != event or checked.model_fields_set != event.model_fields_set:
-            raise AssertionError(f"fast event differs from the validated one: {checked!r} != {event!r}")
+        _check_strict(event, Event(seq=seq, kind=kind, **fields))
     return event
+
+
+def _install(obj: BaseModel, values: dict[str, Any], fields_set: set[str]) -> None:
+    """Set up a new instance from values known to have the declared types: what
+    ``model_construct`` does, minus its overhead."""
+    _set_dict(obj, values)
+    _set_fields_set(obj, fields_set)
+    _set_extra(obj, None)
+    _set_private(obj, None)
+
+
+def _check_strict(fast: BaseModel, checked: BaseModel, *, fields_set: bool = True) -> None:
+    """Under STRICT: a fast-built object must equal the validated one (and, unless told
+    otherwise, have the same fields marked as set)."""
+    if checked != fast or (fields_set and checked.model_fields_set != fast.model_fields_set):
+        raise AssertionError(
+            f"fast {type(fast).__name__} differs from the validated one: {checked!r} != {fast!r}"
+        )
 
 
 _STR_OR_NONE = frozenset((str, _NULL))
@@ -138,19 +151,15 @@ _BOOL_OR_NONE = frozenset((bool, _NULL))
 
 
 def _construct(cls: type[_M], values: dict[str, Any]) -> _M:
-    """An instance of a simple model from values already known to have the declared types (what
-    ``model_construct`` does, minus its overhead); checked against pydantic when STRICT."""
+    """An instance of a small model from values already checked to have the declared types.
+
+    The checks stay written out in each caller: a loop over a table of types measured as slow as
+    pydantic itself (~1.6-2 us against ~1.2 us inline)."""
     obj = cls.__new__(cls)
-    _set_dict(obj, values)
-    _set_fields_set(obj, {k for k, v in values.items() if v is not None})
-    _set_extra(obj, None)
-    _set_private(obj, None)
+    given = {k for k, v in values.items() if v is not None}
+    _install(obj, values, given)
     if STRICT:
-        checked = cls(**{k: v for k, v in values.items() if v is not None})
-        if checked != obj or checked.model_fields_set != obj.model_fields_set:
-            raise AssertionError(
-                f"fast {cls.__name__} differs from the validated one: {checked!r} != {obj!r}"
-            )
+        _check_strict(obj, cls(**{k: values[k] for k in given}))
     return obj
 
 
@@ -273,8 +282,7 @@ class TraceBuilder:
         trace.__pydantic_fields_set__.add("events")
         if STRICT:
             checked = Trace.model_validate({**trace.__dict__, "events": events})
-            if checked != trace:
-                raise AssertionError("fast-built trace differs from the validated one")
+            _check_strict(trace, checked, fields_set=False)
         return trace
 
 
