@@ -232,3 +232,41 @@ def test_line_start_patterns_find_first_and_adjacent_headers() -> None:
     segs, how, _doc = segment(text)
     assert how == "heuristic" and [s[0] for s in segs] == ["A", "B", "C"]
     assert "".join(s[1] for s in segs) == text
+
+
+_HYPER = [
+    "Task: fix parse()",
+    "HyperAgent_repo__x-1 - INFO - Planner's Response: Thought: look at parse",
+    "Subgoal: locate parse()",
+    "HyperAgent_repo__x-1 - INFO - Inner-Navigator-Assistant's Response: found it",
+    "HyperAgent_repo__x-1 - WARNING - no agent named here",
+    "observation line",
+    "x" * 170 + "_y - INFO - the prefix starts too late to count",
+]
+
+
+_ACTORS = [None, "Planner", "Inner-Navigator-Assistant", "HyperAgent"]
+
+
+@pytest.mark.parametrize(
+    ("lines", "actors", "fast"),
+    [
+        (_HYPER, _ACTORS, True),
+        (_HYPER[1:], _ACTORS[1:], True),  # the first line is a head
+        ([*_HYPER[:2], "two\nlines", *_HYPER[2:]], _ACTORS, False),  # an item holds a newline
+        ([{"role": "user", "content": "q"}, *_HYPER], _ACTORS, False),  # mixed with chat messages
+    ],
+)
+def test_hyperagent_lines_fast_scan_matches_item_by_item(
+    lines: list[object], actors: list[str | None], fast: bool
+) -> None:
+    """Records start at '<run> - LEVEL - ' lines (the agent from "<X>'s Response:", else the run;
+    a prefix that starts after column 160 does not count); other lines continue the open record."""
+    from mastkit.traces.importers.mast_data import _from_json_doc, _hyper_lines
+
+    segs = _from_json_doc({"trajectory": lines})
+    assert segs is not None
+    records = [s for s in segs if s[2] == "log_record"]
+    assert [s[0] for s in records] == actors
+    assert "\n".join(s[1] for s in records) == "\n".join(x for x in lines if isinstance(x, str))
+    assert (_hyper_lines(lines) == segs) if fast else (_hyper_lines(lines) is None)
