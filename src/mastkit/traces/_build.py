@@ -7,7 +7,7 @@ import os
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 from pydantic import BaseModel
@@ -47,7 +47,6 @@ _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
-_M = TypeVar("_M", bound=BaseModel)
 
 STRICT = os.environ.get("MASTKIT_STRICT_EVENTS") == "1"
 """When set (the test suite sets it), every event built on the fast path is also validated by
@@ -106,8 +105,6 @@ def _check_strict(fast: BaseModel, checked: BaseModel, *, fields_set: bool = Tru
         )
 
 
-_STR_OR_NONE = frozenset((str, _NULL))
-_INT_OR_NONE = frozenset((int, _NULL))
 # Pointer-only refs recur across traces (``/history/3``): SourceRef is frozen, so they are shared.
 _POINTER_REFS: dict[str, SourceRef] = {}
 
@@ -120,98 +117,16 @@ def source_ref(
     offset: int | None = None,
     pointer: str | None = None,
 ) -> SourceRef:
-    """A :class:`SourceRef` built like :func:`make_event`: directly when the values already have
-    their declared types (every event of every importer has one, so this matters), else validated.
-    Pointer-only refs are shared (SourceRef is frozen)."""
-    pointer_only = (
-        path is None and line is None and offset is None and end_line is None and type(pointer) is str
-    )
-    if pointer_only and (hit := _POINTER_REFS.get(pointer)) is not None:  # type: ignore[arg-type]
-        return hit
-    if (
-        type(pointer) not in _STR_OR_NONE
-        or type(line) not in _INT_OR_NONE
-        or type(offset) not in _INT_OR_NONE
-        or type(path) not in _STR_OR_NONE
-        or type(end_line) not in _INT_OR_NONE
-    ):
-        return SourceRef(path=path, line=line, end_line=end_line, offset=offset, pointer=pointer)
-    ref = _construct(
-        SourceRef, {"path": path, "line": line, "end_line": end_line, "offset": offset, "pointer": pointer}
-    )
-    if pointer_only:
+    """A :class:`SourceRef`; pointer-only refs are shared (SourceRef is frozen), which saves one
+    model per event for formats whose events are addressed by JSON pointer."""
+    if path is None and line is None and offset is None and end_line is None and type(pointer) is str:
+        if (hit := _POINTER_REFS.get(pointer)) is not None:
+            return hit
         if len(_POINTER_REFS) >= 8192:
             _POINTER_REFS.clear()
-        _POINTER_REFS[pointer] = ref  # type: ignore[index]
-    return ref
-
-
-_FLOAT_OR_NONE = frozenset((float, _NULL))
-_BOOL_OR_NONE = frozenset((bool, _NULL))
-
-
-def _construct(cls: type[_M], values: dict[str, Any]) -> _M:
-    """An instance of a small model from values already checked to have the declared types.
-
-    The checks stay written out in each caller: a loop over a table of types measured as slow as
-    pydantic itself (~1.6-2 us against ~1.2 us inline)."""
-    obj = cls.__new__(cls)
-    given = {k for k, v in values.items() if v is not None}
-    _install(obj, values, given)
-    if STRICT:
-        _check_strict(obj, cls(**{k: values[k] for k in given}))
-    return obj
-
-
-def tool_call(
-    *,
-    name: str,
-    call_id: str | None = None,
-    arguments: Any = None,
-    arguments_raw: str | None = None,
-    namespace: str | None = None,
-) -> ToolCall:
-    """A :class:`ToolCall`, built directly when the values have their declared types (else validated)."""
-    values = {
-        "name": name, "call_id": call_id, "arguments": arguments, "arguments_raw": arguments_raw,
-        "namespace": namespace,
-    }  # fmt: skip
-    if (
-        type(name) is not str
-        or type(call_id) not in _STR_OR_NONE
-        or type(arguments_raw) not in _STR_OR_NONE
-        or type(namespace) not in _STR_OR_NONE
-    ):
-        return ToolCall(**values)
-    return _construct(ToolCall, values)
-
-
-def tool_result(
-    *,
-    call_id: str | None = None,
-    name: str | None = None,
-    output: str | None = None,
-    is_error: bool | None = None,
-    exit_code: int | None = None,
-    status: str | None = None,
-    duration_ms: float | None = None,
-) -> ToolResult:
-    """A :class:`ToolResult`, built directly when the values have their declared types (else validated)."""
-    values = {
-        "call_id": call_id, "name": name, "output": output, "is_error": is_error, "exit_code": exit_code,
-        "status": status, "duration_ms": duration_ms,
-    }  # fmt: skip
-    if (
-        type(call_id) not in _STR_OR_NONE
-        or type(name) not in _STR_OR_NONE
-        or type(output) not in _STR_OR_NONE
-        or type(is_error) not in _BOOL_OR_NONE
-        or type(exit_code) not in _INT_OR_NONE
-        or type(status) not in _STR_OR_NONE
-        or type(duration_ms) not in _FLOAT_OR_NONE
-    ):
-        return ToolResult(**values)
-    return _construct(ToolResult, values)
+        ref = _POINTER_REFS[pointer] = SourceRef(pointer=pointer)
+        return ref
+    return SourceRef(path=path, line=line, end_line=end_line, offset=offset, pointer=pointer)
 
 
 class TraceBuilder:

@@ -62,11 +62,9 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
     usage_from,
 )
-from mastkit.traces.model import AgentInfo, SourceRef, Termination, Trace, Usage
+from mastkit.traces.model import AgentInfo, SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -418,7 +416,7 @@ class _Builder:
                     "tool_result",
                     actor=sender,
                     role="tool",
-                    tool_result=tool_result(
+                    tool_result=ToolResult(
                         call_id=cid,
                         name=_s(r.get("name")) or self.call_names.get(cid or ""),
                         output=content_text(r.get("content")),
@@ -443,7 +441,7 @@ class _Builder:
                 "tool_call",
                 actor=sender,
                 role="assistant",
-                tool_call=tool_call(name=fname, call_id=cid, arguments=args, arguments_raw=args_raw),
+                tool_call=ToolCall(name=fname, call_id=cid, arguments=args, arguments_raw=args_raw),
             )
 
     # -- result --------------------------------------------------------------------------

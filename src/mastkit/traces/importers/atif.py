@@ -29,11 +29,9 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
     usage_from,
 )
-from mastkit.traces.model import Trace
+from mastkit.traces.model import ToolCall, ToolResult, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -122,7 +120,7 @@ class AtifImporter(Importer):
                 if cid:
                     names[cid] = str(call["function_name"])
                 b.add("tool_call", actor=actor, role="assistant", model=step_model, usage=take_usage(), raw=take_raw(),
-                      tool_call=tool_call(name=str(call["function_name"]), call_id=cid, arguments=args, arguments_raw=args_raw),
+                      tool_call=ToolCall(name=str(call["function_name"]), call_id=cid, arguments=args, arguments_raw=args_raw),
                       **common)  # fmt: skip
             observation = step.get("observation")
             results = observation.get("results") if isinstance(observation, dict) else None
@@ -137,7 +135,7 @@ class AtifImporter(Importer):
                 sid = res.get("source_call_id")
                 if sid is not None:
                     b.add("tool_result", actor="environment", role="tool", started_at=ts, source=rref,
-                          tool_result=tool_result(call_id=str(sid), name=names.get(str(sid)), output=text),
+                          tool_result=ToolResult(call_id=str(sid), name=names.get(str(sid)), output=text),
                           raw=take_raw(), extra=rextra)  # fmt: skip
                 else:
                     b.add("message", actor="environment", role="environment", content=text or dumps_text(content),

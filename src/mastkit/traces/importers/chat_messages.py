@@ -27,12 +27,10 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
     usage_from,
     validation_reason,
 )
-from mastkit.traces.model import Outcome, SourceRef, Trace
+from mastkit.traces.model import Outcome, SourceRef, ToolCall, ToolResult, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -190,7 +188,7 @@ class ChatMessagesImporter(Importer):
         if role == "tool":
             name = m.get("name")
             is_error = m.get("is_error")
-            result = tool_result(
+            result = ToolResult(
                 call_id=_str(m.get("tool_call_id")),
                 name=name if isinstance(name, str) else None,
                 output=content_text(body),
@@ -221,13 +219,13 @@ class ChatMessagesImporter(Importer):
                 continue
             fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
             args, raw_args = parse_arguments(fn.get("arguments"))
-            made = tool_call(
+            tool_call = ToolCall(
                 name=str(fn.get("name") or "unknown"),
                 call_id=str(call["id"]) if call.get("id") is not None else None,
                 arguments=args,
                 arguments_raw=raw_args,
             )
-            out.append(("tool_call", {"actor": actor, "role": "assistant", "tool_call": made}))
+            out.append(("tool_call", {"actor": actor, "role": "assistant", "tool_call": tool_call}))
         return out
 
     @staticmethod
@@ -238,7 +236,7 @@ class ChatMessagesImporter(Importer):
             out.append(("reasoning", {"actor": actor, "role": role, "content": part.get("thinking")}))
         elif ptype == "tool_use":
             args, raw_args = parse_arguments(part.get("input"))
-            call = tool_call(
+            call = ToolCall(
                 name=str(part.get("name") or "unknown"),
                 call_id=_str(part.get("id")),
                 arguments=args,
@@ -247,7 +245,7 @@ class ChatMessagesImporter(Importer):
             out.append(("tool_call", {"actor": actor, "role": role, "tool_call": call}))
         elif ptype == "tool_result":
             is_error = part.get("is_error")
-            result = tool_result(
+            result = ToolResult(
                 call_id=_str(part.get("tool_use_id")),
                 output=content_text(part.get("content")),
                 is_error=is_error if isinstance(is_error, bool) else None,

@@ -49,13 +49,13 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
 )
 from mastkit.traces.model import (
     Outcome,
     SourceRef,
     Termination,
+    ToolCall,
+    ToolResult,
     Trace,
     Usage,
 )
@@ -334,7 +334,7 @@ class _FileParser:
                     namespace = block["server_name"]
                 add(
                     "tool_call",
-                    tool_call=tool_call(
+                    tool_call=ToolCall(
                         name=name, call_id=tid, arguments=args, arguments_raw=raw_args, namespace=namespace
                     ),
                     subtype=None if btype == "tool_use" else btype,
@@ -342,7 +342,7 @@ class _FileParser:
             elif isinstance(btype, str) and btype.endswith("_tool_result"):
                 add(
                     "tool_result",
-                    tool_result=tool_result(
+                    tool_result=ToolResult(
                         call_id=_str(block.get("tool_use_id")), output=content_text(block.get("content"))
                     ),
                     subtype=btype,
@@ -396,7 +396,7 @@ class _FileParser:
                     "tool_result",
                     actor="environment",
                     role="tool",
-                    tool_result=tool_result(
+                    tool_result=ToolResult(
                         call_id=tid,
                         name=self.st.tool_names.get(tid or ""),
                         output=content_text(block.get("content")),

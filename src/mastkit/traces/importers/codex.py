@@ -55,11 +55,9 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
     usage_from,
 )
-from mastkit.traces.model import Event, Outcome, SourceRef, Termination, Trace, Usage
+from mastkit.traces.model import Event, Outcome, SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -432,7 +430,7 @@ class _RolloutParser:
                 rec,
                 line,
                 ts,
-                tool_call=tool_call(
+                tool_call=ToolCall(
                     name=name, call_id=call, arguments=args, arguments_raw=raw_args, namespace=namespace
                 ),
                 subtype=None if ptype == "function_call" else ptype,
@@ -450,7 +448,7 @@ class _RolloutParser:
                 rec,
                 line,
                 ts,
-                tool_call=tool_call(
+                tool_call=ToolCall(
                     name="shell",
                     call_id=call,
                     arguments=action or None,
@@ -466,7 +464,7 @@ class _RolloutParser:
                 rec,
                 line,
                 ts,
-                tool_call=tool_call(
+                tool_call=ToolCall(
                     name="web_search",
                     call_id=_str(p.get("id")),
                     arguments=search,
@@ -491,7 +489,7 @@ class _RolloutParser:
                 ts,
                 actor="environment",
                 role="tool",
-                tool_result=tool_result(
+                tool_result=ToolResult(
                     call_id=call,
                     name=st.tool_names.get(call or "") or _str(p.get("name")),
                     output=text,
@@ -877,7 +875,7 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
         cmd = item.get("command")
         call = b.add(
             "tool_call",
-            tool_call=tool_call(
+            tool_call=ToolCall(
                 name="shell",
                 call_id=tid,
                 arguments={"command": cmd},
@@ -894,7 +892,7 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
                 actor="environment",
                 role="tool",
                 source=ref,
-                tool_result=tool_result(
+                tool_result=ToolResult(
                     call_id=tid,
                     name="shell",
                     output=_str(item.get("aggregated_output")) or "",
@@ -908,7 +906,7 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
         changes = item.get("changes")
         call = b.add(
             "tool_call",
-            tool_call=tool_call(
+            tool_call=ToolCall(
                 name="apply_patch",
                 call_id=tid,
                 arguments={"changes": changes},
@@ -922,7 +920,7 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
             actor="environment",
             role="tool",
             source=ref,
-            tool_result=tool_result(
+            tool_result=ToolResult(
                 call_id=tid, name="apply_patch", status=status, is_error=status == "failed"
             ),
         )
@@ -932,7 +930,7 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
         parsed, raw_args = parse_arguments(args)
         call = b.add(
             "tool_call",
-            tool_call=tool_call(
+            tool_call=ToolCall(
                 name=str(item.get("tool") or "mcp_tool"),
                 call_id=tid,
                 arguments=parsed,
@@ -957,7 +955,7 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
                 actor="environment",
                 role="tool",
                 source=ref,
-                tool_result=tool_result(
+                tool_result=ToolResult(
                     call_id=tid,
                     name=str(item.get("tool") or "mcp_tool"),
                     output=out,
@@ -970,7 +968,7 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
         query = item.get("query")
         return b.add(
             "tool_call",
-            tool_call=tool_call(
+            tool_call=ToolCall(
                 name="web_search",
                 call_id=tid,
                 arguments={"query": query, "action": item.get("action")},
@@ -982,7 +980,7 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
     if itype == "collab_tool_call":
         return b.add(
             "tool_call",
-            tool_call=tool_call(
+            tool_call=ToolCall(
                 name=f"collab:{item.get('tool')}",
                 call_id=tid,
                 arguments=item.get("prompt"),

@@ -40,10 +40,8 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
 )
-from mastkit.traces.model import SourceRef, Trace, Usage
+from mastkit.traces.model import SourceRef, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -285,16 +283,16 @@ class GeminiCliImporter(Importer):
             cid = _str(fc.get("id"))
             args, raw_args = parse_arguments(fc.get("args"))
             pairing.call(cid, name)
-            add("tool_call", tool_call=tool_call(name=name, call_id=cid, arguments=args, arguments_raw=raw_args),
+            add("tool_call", tool_call=ToolCall(name=name, call_id=cid, arguments=args, arguments_raw=raw_args),
                 extra=extra, **common)  # fmt: skip
         elif isinstance(part.get("executableCode"), dict):
             code = part["executableCode"]
-            add("tool_call", tool_call=tool_call(name="code_execution", arguments=code,
+            add("tool_call", tool_call=ToolCall(name="code_execution", arguments=code,
                                                 arguments_raw=_str(code.get("code"))), **common)  # fmt: skip
         elif isinstance(part.get("codeExecutionResult"), dict):
             res = part["codeExecutionResult"]
             outcome = _str(res.get("outcome"))
-            add("tool_result", actor="environment", role="tool", tool_result=tool_result(
+            add("tool_result", actor="environment", role="tool", tool_result=ToolResult(
                 name="code_execution", output=_str(res.get("output")), status=outcome,
                 is_error=None if outcome is None else outcome != "OUTCOME_OK"))  # fmt: skip
         elif part.get("thought") is True:
@@ -314,7 +312,7 @@ class GeminiCliImporter(Importer):
             "tool_result",
             actor="environment",
             role="tool",
-            tool_result=tool_result(call_id=cid, name=name, output=output, is_error=is_error),
+            tool_result=ToolResult(call_id=cid, name=name, output=output, is_error=is_error),
         )
 
     # -- session recordings -------------------------------------------------------------
@@ -446,7 +444,7 @@ class GeminiCliImporter(Importer):
         cid = _str(tc.get("id"))
         args, raw_args = parse_arguments(tc.get("args"))
         extra = {k: tc[k] for k in ("displayName", "description", "agentId") if k in tc}
-        add("tool_call", tool_call=tool_call(name=name, call_id=cid, arguments=args, arguments_raw=raw_args),
+        add("tool_call", tool_call=ToolCall(name=name, call_id=cid, arguments=args, arguments_raw=raw_args),
             extra=extra, **common, **first)  # fmt: skip
         status = _str(tc.get("status"))
         result = tc.get("result")
@@ -473,7 +471,7 @@ class GeminiCliImporter(Importer):
             "tool_result",
             actor="environment",
             role="tool",
-            tool_result=tool_result(
+            tool_result=ToolResult(
                 call_id=cid,
                 name=name,
                 output="\n".join(outputs) if outputs else (display if isinstance(display, str) else None),

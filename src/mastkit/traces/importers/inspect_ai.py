@@ -59,8 +59,6 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
     validation_reason,
 )
 from mastkit.traces.model import (
@@ -68,6 +66,8 @@ from mastkit.traces.model import (
     Outcome,
     SourceRef,
     Termination,
+    ToolCall,
+    ToolResult,
     Trace,
     Usage,
 )
@@ -650,7 +650,7 @@ class InspectAIImporter(Importer):
                 "tool_call",
                 actor=actor,
                 role="assistant",
-                tool_call=tool_call(name=fname, call_id=call_id, arguments=args, arguments_raw=args_raw),
+                tool_call=ToolCall(name=fname, call_id=call_id, arguments=args, arguments_raw=args_raw),
                 started_at=started,
                 phase=phase,
                 source=ref,
@@ -676,7 +676,7 @@ class InspectAIImporter(Importer):
             actor="environment",
             role="tool",
             id=_s(ev.get("message_id")),
-            tool_result=tool_result(
+            tool_result=ToolResult(
                 call_id=call_id,
                 name=fname,
                 output=output,
@@ -746,7 +746,7 @@ class InspectAIImporter(Importer):
                 "tool_result",
                 actor="environment",
                 role="tool",
-                tool_result=tool_result(
+                tool_result=ToolResult(
                     call_id=_s(m.get("tool_call_id")),
                     name=_s(m.get("function")),
                     output=text,
@@ -773,7 +773,7 @@ class InspectAIImporter(Importer):
                 "tool_call",
                 actor=who,
                 role="assistant",
-                tool_call=tool_call(
+                tool_call=ToolCall(
                     name=str(c.get("function") or "unknown"),
                     call_id=cid,
                     arguments=args,

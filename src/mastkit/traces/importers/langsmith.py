@@ -48,12 +48,10 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
     usage_from,
     validation_reason,
 )
-from mastkit.traces.model import Outcome, SourceRef, Termination, Trace, Usage
+from mastkit.traces.model import Outcome, SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -503,7 +501,7 @@ class _Walker:
                 "tool_result",
                 actor="environment",
                 role="tool",
-                tool_result=tool_result(
+                tool_result=ToolResult(
                     call_id=_s(m.get("tool_call_id")),
                     name=_s(m.get("name")),
                     output=text,
@@ -539,7 +537,7 @@ class _Walker:
                 "tool_call",
                 actor=who,
                 role="assistant",
-                tool_call=tool_call(
+                tool_call=ToolCall(
                     name=str(c.get("name") or "unknown"), call_id=cid, arguments=args, arguments_raw=args_raw
                 ),
                 source=ref,
@@ -653,7 +651,7 @@ class _Walker:
             actor=actor,
             role="assistant",
             subtype="retriever" if run.get("run_type") == "retriever" else None,
-            tool_call=tool_call(name=name, call_id=cid or r.id, arguments=args, arguments_raw=args_raw),
+            tool_call=ToolCall(name=name, call_id=cid or r.id, arguments=args, arguments_raw=args_raw),
             started_at=start,
             source=ref,
             raw=r.raw,
@@ -685,7 +683,7 @@ class _Walker:
             "tool_result",
             actor="environment",
             role="tool",
-            tool_result=tool_result(
+            tool_result=ToolResult(
                 call_id=cid,
                 name=_s(run.get("name")),
                 output=text,

@@ -36,8 +36,6 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
     usage_from,
 )
 from mastkit.traces.model import (
@@ -46,6 +44,7 @@ from mastkit.traces.model import (
     TerminatedBy,
     Termination,
     ToolCall,
+    ToolResult,
     Trace,
     Usage,
 )
@@ -178,7 +177,7 @@ class MiniSweAgentImporter(Importer):
                 exc = extra.get("exception_info")
                 b.add(
                     "tool_result", actor="environment", role="tool", source=ref, raw=m, started_at=ts,
-                    tool_result=tool_result(call_id=call_id, name="bash", output=text, exit_code=code,
+                    tool_result=ToolResult(call_id=call_id, name="bash", output=text, exit_code=code,
                                            is_error=None if code is None and not exc else bool(code) or bool(exc)),
                 )  # fmt: skip
             elif role == "exit":
@@ -255,7 +254,7 @@ class MiniSweAgentImporter(Importer):
                 args, args_raw = parse_arguments(fn.get("arguments"))
                 cid = c.get("id") if isinstance(c, dict) else None
                 calls.append(
-                    tool_call(name=str(fn.get("name") or "bash"), call_id=cid if isinstance(cid, str) else None,
+                    ToolCall(name=str(fn.get("name") or "bash"), call_id=cid if isinstance(cid, str) else None,
                              arguments=args, arguments_raw=args_raw)
                 )  # fmt: skip
         else:
@@ -267,7 +266,7 @@ class MiniSweAgentImporter(Importer):
                 ]
             elif text:
                 commands = [blk for blk in _BASH_BLOCK.findall(text)]
-            calls = [tool_call(name="bash", arguments={"command": c}, arguments_raw=c) for c in commands]
+            calls = [ToolCall(name="bash", arguments={"command": c}, arguments_raw=c) for c in commands]
         b.add(
             "message", actor=AGENT, role="assistant", content=text, llm_call_id=llm_call_id, model=model,
             usage=usage, started_at=ts, source=ref, raw=m,

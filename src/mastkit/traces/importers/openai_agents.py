@@ -50,8 +50,6 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
     usage_from,
     validation_reason,
 )
@@ -66,7 +64,7 @@ from mastkit.traces.importers._llm_spans import (
     messages_from,
     sval,
 )
-from mastkit.traces.model import Trace, Usage
+from mastkit.traces.model import ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -615,7 +613,7 @@ class OpenAIAgentsImporter(Importer):
             for c in m.calls:
                 args, raw_args = parse_arguments(c.arguments)
                 ctx.pending.add(c.call_id, c.name)
-                tc = tool_call(name=c.name, call_id=c.call_id, arguments=args, arguments_raw=raw_args)
+                tc = ToolCall(name=c.name, call_id=c.call_id, arguments=args, arguments_raw=raw_args)
                 ctx.emit(span, "tool_call", at_end=True, tool_call=tc, **common)
 
     def _hosted_call(self, ctx: _Ctx, span: _Span, item: dict[str, Any], common: dict[str, Any]) -> None:
@@ -627,7 +625,7 @@ class OpenAIAgentsImporter(Importer):
         args, raw_args = parse_arguments(args_value)
         cid = idval(item.get("id", item.get("call_id")))
         server = sval(item.get("server_label"))
-        tc = tool_call(
+        tc = ToolCall(
             name=sval(item.get("name")) or name,
             call_id=cid,
             arguments=args,
@@ -646,7 +644,7 @@ class OpenAIAgentsImporter(Importer):
         )
         output = item.get("output", item.get("results", item.get("outputs")))
         if output is not None:
-            tr = tool_result(
+            tr = ToolResult(
                 call_id=cid,
                 name=tc.name,
                 output=as_text(output),
@@ -659,7 +657,7 @@ class OpenAIAgentsImporter(Importer):
         extra: dict[str, Any] = {"input_of": span.span_id}
         if m.role == "tool":
             _found, cid = ctx.pending.take(m.tool_call_id, None)
-            tr = tool_result(call_id=cid, name=m.name, output=m.text)
+            tr = ToolResult(call_id=cid, name=m.name, output=m.text)
             ctx.emit(span, "tool_result", actor="environment", role="tool", tool_result=tr, extra=extra)
         elif m.role == "system":
             if actor is not None and m.text:
@@ -702,7 +700,7 @@ class OpenAIAgentsImporter(Importer):
             cid = span.span_id
             mcp = _dict(d.get("mcp_data"))
             args, raw_args = parse_arguments(d.get("input"))
-            tc = tool_call(
+            tc = ToolCall(
                 name=name,
                 call_id=cid,
                 arguments=args,
@@ -724,7 +722,7 @@ class OpenAIAgentsImporter(Importer):
         cid = ctx.tool_call_ids.pop(span.span_id, None)
         output = as_text(d.get("output"))
         duration = (span.end - span.start).total_seconds() * 1000 if span.start and span.end else None
-        tr = tool_result(
+        tr = ToolResult(
             call_id=cid,
             name=sval(d.get("name")),
             output=output,

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, dumps_text, parse_ts, source_ref, tool_call, tool_result
-from mastkit.traces.model import SourceRef, Termination, Trace, Usage
+from mastkit.traces._build import TraceBuilder, dumps_text, parse_ts, source_ref
+from mastkit.traces.model import SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -564,7 +564,7 @@ class OpenCodeImporter(Importer):
             call = _str(part.get("callID"))
             st_times = _dict(state.get("time"))
             tc_common = {**common, "started_at": parse_ts(st_times.get("start"))}
-            b.add("tool_call", tool_call=tool_call(name=name, call_id=call, arguments=args, arguments_raw=raw_args),
+            b.add("tool_call", tool_call=ToolCall(name=name, call_id=call, arguments=args, arguments_raw=raw_args),
                   raw=part, extra={"status": status} if status not in ("completed", "error") else {},
                   **tc_common)  # fmt: skip
             return None
@@ -621,7 +621,7 @@ class OpenCodeImporter(Importer):
             thread_id=thread,
             source=ref,
             started_at=parse_ts(end),
-            tool_result=tool_result(
+            tool_result=ToolResult(
                 call_id=call,
                 name=name,
                 output=out if isinstance(out, str) else (dumps_text(out) if out is not None else None),
@@ -640,12 +640,12 @@ class OpenCodeImporter(Importer):
         name = str(entry.get("tool") or "unknown")
         args = entry.get("args")
         b.add("tool_call", actor=agent, role="assistant", thread_id=thread, source=ref, raw=entry,
-              tool_call=tool_call(name=name, call_id=call, arguments=args,
+              tool_call=ToolCall(name=name, call_id=call, arguments=args,
                                  arguments_raw=dumps_text(args) if args is not None else None))  # fmt: skip
         after = entry.get("after")
         if isinstance(after, dict):
             out = after.get("output")
             b.add("tool_result", actor="environment", role="tool", thread_id=thread, source=ref,
-                  tool_result=tool_result(call_id=call, name=name,
+                  tool_result=ToolResult(call_id=call, name=name,
                                          output=out if isinstance(out, str) else dumps_text(out)),
                   extra={"title": after.get("title")} if after.get("title") else {})  # fmt: skip

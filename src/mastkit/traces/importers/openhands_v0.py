@@ -31,21 +31,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import (
-    TraceBuilder,
-    dumps_text,
-    parse_arguments,
-    parse_ts,
-    source_ref,
-    tool_call,
-    tool_result,
-    usage_from,
-)
+from mastkit.traces._build import TraceBuilder, dumps_text, parse_arguments, parse_ts, source_ref, usage_from
 from mastkit.traces.model import (
     Outcome,
     SourceRef,
     TerminatedBy,
     Termination,
+    ToolCall,
+    ToolResult,
     Trace,
     Usage,
 )
@@ -244,7 +237,7 @@ class OpenHandsV0Importer(Importer):
                 arguments, arguments_raw = parse_arguments({k: v for k, v in args.items() if k != "thought"})
             b.add(
                 "tool_call", actor=actor, role=role, llm_call_id=llm_call_id, usage=usage, raw=raw,
-                tool_call=tool_call(name=name or action, call_id=call_id, arguments=arguments,
+                tool_call=ToolCall(name=name or action, call_id=call_id, arguments=arguments,
                                    arguments_raw=arguments_raw),
                 extra={"action": action} if name and name != action else {}, **{**common, "id": eid},
             )  # fmt: skip
@@ -283,7 +276,7 @@ class OpenHandsV0Importer(Importer):
         output = obs_text if obs_text else message
         b.add(
             "tool_result", actor="environment", role="tool", raw=raw,
-            tool_result=tool_result(
+            tool_result=ToolResult(
                 call_id=_str(tcm.get("tool_call_id")) if tcm is not None else None,
                 name=_str(tcm.get("function_name")) if tcm is not None else obs,
                 output=output, is_error=is_error, exit_code=code,

@@ -44,10 +44,8 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    tool_call,
-    tool_result,
 )
-from mastkit.traces.model import Outcome, SourceRef, TerminatedBy, Termination, Trace
+from mastkit.traces.model import Outcome, SourceRef, TerminatedBy, Termination, ToolCall, ToolResult, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -276,7 +274,7 @@ class OpenHandsV1Importer(Importer):
             extra = {k: e[k] for k in ("security_risk", "summary") if e.get(k) is not None}
             ev = b.add(
                 "tool_call", actor=actor, role="assistant", llm_call_id=llm_call_id, model=ctx.model, raw=raw,
-                tool_call=tool_call(name=name, call_id=_str(e.get("tool_call_id")) or _str(tc.get("id")),
+                tool_call=ToolCall(name=name, call_id=_str(e.get("tool_call_id")) or _str(tc.get("id")),
                                    arguments=args, arguments_raw=args_raw),
                 extra=extra, **{**common, "id": _str(e.get("id"))},
             )  # fmt: skip
@@ -309,7 +307,7 @@ class OpenHandsV1Importer(Importer):
                 output, is_error, status = _str(e.get("error")), True, "error"
             b.add(
                 "tool_result", actor=actor or "environment", role="tool", parent_id=parent, raw=raw,
-                tool_result=tool_result(call_id=call_id, name=_str(e.get("tool_name")), output=output,
+                tool_result=ToolResult(call_id=call_id, name=_str(e.get("tool_name")), output=output,
                                        is_error=is_error, exit_code=code, status=status),
                 **common,
             )  # fmt: skip

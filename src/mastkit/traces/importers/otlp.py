@@ -59,15 +59,7 @@ from datetime import datetime
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import (
-    TraceBuilder,
-    parse_arguments,
-    parse_ts,
-    source_ref,
-    tool_call,
-    tool_result,
-    validation_reason,
-)
+from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, source_ref, validation_reason
 from mastkit.traces.importers._llm_spans import (
     Msg,
     PendingCalls,
@@ -79,7 +71,7 @@ from mastkit.traces.importers._llm_spans import (
     messages_from,
     sval,
 )
-from mastkit.traces.model import Outcome, Termination, Trace, Usage
+from mastkit.traces.model import Outcome, Termination, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -846,14 +838,14 @@ class OtlpImporter(Importer):
             for c in m.calls:
                 args, raw_args = parse_arguments(c.arguments)
                 ctx.pending.add(c.call_id, c.name)
-                tc = tool_call(name=c.name, call_id=c.call_id, arguments=args, arguments_raw=raw_args)
+                tc = ToolCall(name=c.name, call_id=c.call_id, arguments=args, arguments_raw=raw_args)
                 ctx.emit(span, "tool_call", at_end=True, tool_call=tc, **common)
 
     def _input_event(self, ctx: _Ctx, span: _Span, m: Msg, actor: str | None) -> None:
         extra: dict[str, Any] = {"input_of": span.span_id}
         if m.role == "tool":
             _found, cid = ctx.pending.take(m.tool_call_id, None)
-            tr = tool_result(call_id=cid, name=m.name, output=m.text)
+            tr = ToolResult(call_id=cid, name=m.name, output=m.text)
             ctx.emit(span, "tool_result", actor="environment", role="tool", tool_result=tr, extra=extra)
             return
         if m.role == "system":
@@ -922,7 +914,7 @@ class OtlpImporter(Importer):
         tool_type = sval(span.attrs.get("gen_ai.tool.type"))
         if tool_type:
             extra["tool_type"] = tool_type
-        tc = tool_call(name=name, call_id=cid, arguments=parsed, arguments_raw=raw_args)
+        tc = ToolCall(name=name, call_id=cid, arguments=parsed, arguments_raw=raw_args)
         ctx.emit(span, "tool_call", actor=actor, role="assistant", tool_call=tc, extra=extra)
 
     def _tool_end(self, ctx: _Ctx, span: _Span, actor: str | None) -> None:
@@ -930,7 +922,7 @@ class OtlpImporter(Importer):
         cid = ctx.tool_call_ids.pop(span.span_id, None)
         text = as_text(result)
         duration = (span.end - span.start).total_seconds() * 1000 if span.start and span.end else None
-        tr = tool_result(
+        tr = ToolResult(
             call_id=cid,
             name=name,
             output=text,

@@ -33,19 +33,13 @@ from typing import Any
 import orjson
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import (
-    TraceBuilder,
-    content_text,
-    dumps_text,
-    parse_arguments,
-    source_ref,
-    tool_call,
-    tool_result,
-)
+from mastkit.traces._build import TraceBuilder, content_text, dumps_text, parse_arguments, source_ref
 from mastkit.traces.model import (
     Outcome,
     TerminatedBy,
     Termination,
+    ToolCall,
+    ToolResult,
     Trace,
     Usage,
 )
@@ -286,7 +280,7 @@ class SweAgentImporter(Importer):
                 call_id = call_ids[i][1]
             ev = b.add(
                 "tool_call", actor=agent, role="assistant", llm_call_id=llm_call_id, model=model,
-                tool_call=tool_call(name=name, call_id=call_id, arguments={"command": action},
+                tool_call=ToolCall(name=name, call_id=call_id, arguments={"command": action},
                                    arguments_raw=action),
                 source=ref, raw=raw,
             )  # fmt: skip
@@ -301,7 +295,7 @@ class SweAgentImporter(Importer):
                 if isinstance(duration, (int, float)) and not isinstance(duration, bool)
                 else None
             )
-            result = tool_result(
+            result = ToolResult(
                 call_id=call_id, name=action.strip().split(None, 1)[0], output=obs, duration_ms=dur
             )
             b.add("tool_result", actor="environment", role="tool", tool_result=result, source=ref, raw=raw)
@@ -335,7 +329,7 @@ class SweAgentImporter(Importer):
             ids = m.get("tool_call_ids")
             cid = ids[0] if isinstance(ids, list) and ids and isinstance(ids[0], str) else None
             b.add(
-                "tool_result", actor=actor, role="tool", tool_result=tool_result(call_id=cid, output=text),
+                "tool_result", actor=actor, role="tool", tool_result=ToolResult(call_id=cid, output=text),
                 source=ref, raw=m, is_copied_context=copied,
             )  # fmt: skip
             return
@@ -350,7 +344,7 @@ class SweAgentImporter(Importer):
                 args, args_raw = parse_arguments(fn.get("arguments"))
                 b.add(
                     "tool_call", actor=actor, role="assistant", model=model, source=ref,
-                    tool_call=tool_call(name=str(fn.get("name") or "unknown"),
+                    tool_call=ToolCall(name=str(fn.get("name") or "unknown"),
                                        call_id=_str(c.get("id")), arguments=args, arguments_raw=args_raw),
                     is_copied_context=copied,
                 )  # fmt: skip
