@@ -64,3 +64,28 @@ def test_invalid_json_reports_line(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="line 4") as info:
         _ = src.json
     assert info.value.line == 4
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xef\xbb\xbfone\r\ntwo\r\n\r\nfour",  # UTF-8 BOM, CRLF, no final newline
+        b"one\ntwo\n\nfour\n",
+        b"one\rtwo\r\rfour\r",  # old Mac line ends
+        "one\ntwo\n\nfour\n".encode("utf-16"),  # with its BOM
+    ],
+)
+def test_iter_lines_numbers_lines_without_endings_or_bom(tmp_path: Path, data: bytes) -> None:
+    assert list(write(tmp_path, "log.txt", data).iter_lines()) == [
+        (1, "one"),
+        (2, "two"),
+        (3, ""),
+        (4, "four"),
+    ]
+
+
+def test_iter_lines_bad_bytes_raise_format_error_with_a_line(tmp_path: Path) -> None:
+    src = write(tmp_path, "bad.log", b"fine\nalso fine\nbroken \xff here\n")
+    with pytest.raises(FormatError, match="not valid UTF-8") as info:
+        list(src.iter_lines())
+    assert info.value.line is not None

@@ -154,6 +154,21 @@ class Source:
                 f"not valid {self.encoding.upper()} text: {exc.reason} at byte {exc.start}", offset=exc.start
             ) from None
 
+    def iter_lines(self) -> Iterator[tuple[int, str]]:
+        """Stream ``(line_no, line)`` of a text file: 1-based, the line ending dropped (``\r\n``
+        and ``\r`` read as ``\n``), the BOM removed. A byte sequence that does not decode raises
+        :class:`FormatError` near the line being read (decoding goes by chunks)."""
+        encoding = self.encoding
+        no = 0
+        try:
+            with self.path.open("r", encoding=encoding, newline=None) as fh:
+                for no, line in enumerate(fh, 1):
+                    if line.endswith("\n"):
+                        line = line[:-1]
+                    yield no, (line.lstrip("\ufeff") if no == 1 else line)
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"not valid {encoding.upper()} text: {exc.reason}", line=no + 1) from None
+
     @cached_property
     def head_text(self) -> str:
         """The head decoded leniently, for sniffing."""

@@ -177,31 +177,23 @@ class ChatDevImporter(Importer):
 
     def _blocks(self, src: Source) -> Iterator[tuple[int, int, re.Match[str], str]]:
         """``(first_line, last_line, header_match, message)`` per block; message = header text + rest."""
-        encoding = src.encoding
-        start = 0
+        start = lineno = 0
         header: re.Match[str] | None = None
         lines: list[str] = []
-        lineno = 0
-        try:
-            with src.path.open("r", encoding=encoding, newline=None) as fh:
-                for lineno, raw_line in enumerate(fh, 1):
-                    line = raw_line.rstrip("\n").lstrip("\ufeff") if lineno == 1 else raw_line.rstrip("\n")
-                    m = _BLOCK.match(line)
-                    if m:
-                        if header is not None:
-                            yield start, lineno - 1, header, "\n".join(lines)
-                        elif lines and any(ln.strip() for ln in lines):
-                            raise FormatError(
-                                "text before the first [YYYY-DD-MM HH:MM:SS LEVEL] block; not a ChatDev log",
-                                line=1,
-                            )
-                        header, start, lines = m, lineno, [m.group(8)]
-                    else:
-                        lines.append(line)
-                        if header is None and lineno > 50:
-                            raise FormatError("no [YYYY-DD-MM HH:MM:SS LEVEL] block in the first 50 lines")
-        except UnicodeDecodeError as exc:
-            raise FormatError(f"not valid {encoding.upper()} text: {exc.reason}", line=lineno + 1) from None
+        for lineno, line in src.iter_lines():
+            m = _BLOCK.match(line)
+            if m:
+                if header is not None:
+                    yield start, lineno - 1, header, "\n".join(lines)
+                elif lines and any(ln.strip() for ln in lines):
+                    raise FormatError(
+                        "text before the first [YYYY-DD-MM HH:MM:SS LEVEL] block; not a ChatDev log", line=1
+                    )
+                header, start, lines = m, lineno, [m.group(8)]
+            else:
+                lines.append(line)
+                if header is None and lineno > 50:
+                    raise FormatError("no [YYYY-DD-MM HH:MM:SS LEVEL] block in the first 50 lines")
         if header is None:
             raise FormatError("no [YYYY-DD-MM HH:MM:SS LEVEL] log block found; not a ChatDev log")
         while lines and not lines[-1].strip():

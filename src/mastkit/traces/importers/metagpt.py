@@ -61,26 +61,17 @@ class MetaGPTImporter(Importer):
 
     def _records(self, src: Source) -> Iterator[tuple[int, list[str]]]:
         """``(first_line, lines)`` per log record; the file is streamed line by line."""
-        encoding = src.encoding
         start = 0
         lines: list[str] = []
-        no = 0
-        try:
-            with src.path.open("r", encoding=encoding, newline=None) as fh:
-                for no, raw_line in enumerate(fh, start=1):
-                    line = raw_line.rstrip("\n")
-                    if no == 1:
-                        line = line.lstrip("\ufeff")
-                    if _RECORD.match(line):
-                        if lines:
-                            yield start, lines
-                        start, lines = no, [line]
-                    elif lines:
-                        lines.append(line)
-                    elif line.strip():
-                        raise FormatError(f"line {no}: text before the first MetaGPT log record", line=no)
-        except UnicodeDecodeError as exc:
-            raise FormatError(f"not valid {encoding.upper()} text: {exc.reason}", line=no + 1) from None
+        for no, line in src.iter_lines():
+            if _RECORD.match(line):
+                if lines:
+                    yield start, lines
+                start, lines = no, [line]
+            elif lines:
+                lines.append(line)
+            elif line.strip():
+                raise FormatError(f"line {no}: text before the first MetaGPT log record", line=no)
         while lines and not lines[-1].strip():
             lines.pop()
         if lines:
