@@ -108,6 +108,19 @@ def test_events_json_array_export(tmp_path: Path) -> None:
     assert len(t.events) == 6 and t.events[4].source and t.events[4].source.pointer == "/3"
 
 
+def test_non_object_event_is_kept_and_marked(tmp_path: Path) -> None:
+    lines = (FIX / "exports" / "events.jsonl").read_text().splitlines()
+    events: list[object] = [json.loads(ln) for i, ln in enumerate(lines) if i != 3]
+    events.insert(2, ["not", "an", "event"])
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps(events))
+    (t,) = list(load_traces(path))
+    odd = t.events[2]
+    assert odd.kind == "message" and odd.extra == {"unrecognised": True}
+    assert odd.raw == ["not", "an", "event"] and odd.source and odd.source.pointer == "/2"
+    assert len(t.events) == 7
+
+
 def test_sniff() -> None:
     imp = get_importer("openhands_v1")
     assert imp.handles_dirs and imp.accepts_files

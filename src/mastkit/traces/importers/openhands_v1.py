@@ -163,9 +163,6 @@ class OpenHandsV1Importer(Importer):
             except FormatError as exc:
                 yield TraceLoadError(path, exc.reason, line=exc.line, offset=exc.offset)
                 continue
-            if not isinstance(doc, dict):
-                b.add("message", content=dumps_text(doc), source=ref, raw=doc, extra={"unrecognised": True})
-                continue
             self._event(b, doc, ref, ctx)
         fields = self._fields(ctx, state)
         fields["source_paths"] = [str(src.path), *paths]
@@ -190,9 +187,6 @@ class OpenHandsV1Importer(Importer):
                 yield TraceLoadError(src.path, doc.reason, line=pos, offset=offset)
                 continue
             ref = source_ref(line=pos, offset=offset) if is_jsonl else source_ref(pointer=f"/{pos}")
-            if not isinstance(doc, dict):
-                b.add("message", content=dumps_text(doc), source=ref, raw=doc, extra={"unrecognised": True})
-                continue
             self._event(b, doc, ref, ctx)
         if not b.events:
             raise FormatError("no OpenHands V1 events in the file")
@@ -215,7 +209,10 @@ class OpenHandsV1Importer(Importer):
             fields["outcome"] = Outcome(final_output=ctx.final_output)
         return fields
 
-    def _event(self, b: TraceBuilder, e: dict[str, Any], ref: SourceRef, ctx: _Ctx) -> None:
+    def _event(self, b: TraceBuilder, e: Any, ref: SourceRef, ctx: _Ctx) -> None:
+        if not isinstance(e, dict):  # kept as it is, marked
+            b.add("message", content=dumps_text(e), source=ref, raw=e, extra={"unrecognised": True})
+            return
         kind = _str(e.get("kind")) or "unknown"
         source = e.get("source")
         actor = source if isinstance(source, str) else None
