@@ -100,7 +100,7 @@ _CHATDEV_USAGE = re.compile(
 )
 _CHATDEV_TASK = re.compile(r"\*\*task_prompt\*\*: ?([^\n]*)")
 _CHATDEV_ENDS = re.compile(r"ChatDev Ends \((\d{14})\)")
-_FINAL_ANSWER = re.compile(r"(?m)^FINAL ANSWER: ?(.*)$")
+_FINAL_ANSWER = _LineStart(r"FINAL ANSWER: ?([^\n]*)")
 
 
 def _split(text: str, starts: list[int]) -> list[str]:
@@ -368,8 +368,10 @@ class MastDataImporter(Importer):
         if doc is not None and isinstance(doc.get("other_data"), dict) and "correct" in doc["other_data"]:
             correct = doc["other_data"]["correct"]
             outcome = Outcome(success=correct if isinstance(correct, bool) else None)
-        if outcome is None and (finals := _FINAL_ANSWER.findall(text[-20_000:])):
-            outcome = Outcome(final_output=finals[-1].strip())  # Magentic-One; no verdict in the record
+        if outcome is None and (finals := _FINAL_ANSWER.heads(text[-20_000:])):
+            outcome = Outcome(
+                final_output=(finals[-1][1][0] or "").strip()
+            )  # Magentic-One; no verdict in the record
         termination = None
         ends = _CHATDEV_ENDS.search(text, max(0, len(text) - 20_000)) if framework == "ChatDev" else None
         if ends and doc is None:
