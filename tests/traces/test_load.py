@@ -9,7 +9,8 @@ import pytest
 import mastkit
 from mastkit.errors import FormatError, TraceLoadError, UnknownFormatError
 from mastkit.traces import iter_load, load_traces
-from mastkit.traces.registry import _REGISTRY, Importer, register
+from mastkit.traces.model import Trace
+from mastkit.traces.registry import Importer, candidates, register, unregister
 from mastkit.traces.source import Source
 
 CHAT = {
@@ -124,7 +125,7 @@ def test_unexpected_importer_crash_is_flagged_internal(tmp_path: Path) -> None:
         (err,) = errors_of(p)
         assert err.internal and "RecursionError" in err.reason
     finally:
-        _REGISTRY.pop("zz_crashing_test")
+        unregister("zz_crashing_test")
 
 
 def test_format_error_falls_through_to_next_importer(tmp_path: Path) -> None:
@@ -143,7 +144,7 @@ def test_format_error_falls_through_to_next_importer(tmp_path: Path) -> None:
         (t,) = load_traces(p)
         assert t.source_format == "chat_messages"
     finally:
-        _REGISTRY.pop("zz_picky_test")
+        unregister("zz_picky_test")
 
 
 def test_unknown_format_error_type(tmp_path: Path) -> None:
@@ -170,3 +171,24 @@ def test_gc_is_paused_only_while_a_trace_is_built(tmp_path: Path) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_unregistered_importer_is_no_longer_offered(tmp_path: Path) -> None:
+    path = tmp_path / "x.zzfmt"
+    path.write_text("zz format\n")
+
+    @register
+    class _Claimer(Importer):
+        name = "zz_claimer_test"
+
+        def sniff(self, src: Source) -> float:
+            return 1.0 if src.path.suffix == ".zzfmt" else 0.0
+
+        def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+            yield Trace(trace_id="zz", source_format=self.name)
+
+    try:
+        assert [t.source_format for t in load_traces(path)] == ["zz_claimer_test"]
+    finally:
+        unregister("zz_claimer_test")
+    assert all(imp.name != "zz_claimer_test" for _score, imp in candidates(Source(path)))

@@ -71,6 +71,8 @@ class Importer(ABC):
 
 _REGISTRY: dict[str, Importer] = {}
 _DISCOVERED = False
+# (for files, for folders), sorted by name: asked for every file loaded, so kept until a registration
+_OFFERED: tuple[list[Importer], list[Importer]] | None = None
 
 ImporterT = TypeVar("ImporterT", bound=type[Importer])
 
@@ -79,8 +81,17 @@ def register(cls: ImporterT) -> ImporterT:
     """Class decorator: register an importer under ``cls.name``."""
     if not getattr(cls, "name", None):
         raise TypeError(f"{cls.__name__} needs a 'name'")
+    global _OFFERED
     _REGISTRY[cls.name] = cls()
+    _OFFERED = None
     return cls
+
+
+def unregister(name: str) -> None:
+    """Remove the importer registered under ``name`` (tests, plugins replacing a built-in)."""
+    global _OFFERED
+    del _REGISTRY[name]
+    _OFFERED = None
 
 
 def _discover() -> None:
@@ -113,10 +124,12 @@ def importers() -> list[Importer]:
 
 def candidates(src: Source) -> list[tuple[float, Importer]]:
     """Importers that claim ``src``, most confident first; fallbacks last."""
+    global _OFFERED
+    if _OFFERED is None:
+        every = importers()
+        _OFFERED = [i for i in every if i.accepts_files], [i for i in every if i.handles_dirs]
     scored: list[tuple[float, Importer]] = []
-    for imp in importers():
-        if not (imp.handles_dirs if src.is_dir else imp.accepts_files):
-            continue
+    for imp in _OFFERED[1] if src.is_dir else _OFFERED[0]:
         try:
             score = float(imp.sniff(src))
         except Exception:  # a sniffer must never break detection
