@@ -19,8 +19,12 @@ _SKIP_NAMES = {
 }  # fmt: skip
 _SKIP_SUFFIXES = {
     ".md", ".rst", ".py", ".pyc", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".toml", ".yaml", ".yml",
-    ".cfg", ".ini", ".html", ".css", ".js", ".ts", ".sh", ".lock", ".gz", ".tar", ".db", ".sqlite",
+    ".cfg", ".ini", ".html", ".css", ".js", ".ts", ".sh", ".lock", ".gz", ".tar",
+    ".db-wal", ".db-shm", ".db-journal", ".sqlite-wal", ".sqlite-shm", ".sqlite-journal",  # SQLite side files
 }  # fmt: skip
+# Databases met in a folder are loaded only when a format claims them (AG2's runtime ``logs.db``);
+# any other database there (mastkit's own result store, an app's data) is passed over silently.
+_CLAIMED_ONLY_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
 
 # Exceptions an importer raises when the data has an unexpected structure: reported as format errors.
 _STRUCTURE_ERRORS = (
@@ -36,6 +40,13 @@ def _skip_in_walk(path: Path) -> bool:
         return True
     stem = name.split(".", 1)[0].lower()
     return stem in _SKIP_NAMES or path.suffix.lower() in _SKIP_SUFFIXES
+
+
+def _claimed(src: Source) -> bool:
+    try:
+        return bool(candidates(src))
+    except OSError:
+        return True  # let the loader report it
 
 
 def _as_error(exc: BaseException, path: Path, tried: list[str]) -> TraceLoadError:
@@ -177,7 +188,8 @@ def walk(paths: Iterable[PathLike]) -> Iterator[Source]:
 def _walk_one(path: Path, top: bool) -> Iterator[Source]:
     src = Source(path)
     if not src.is_dir:
-        if top or not _skip_in_walk(path):
+        claimed_only = path.suffix.lower() in _CLAIMED_ONLY_SUFFIXES
+        if top or (not _skip_in_walk(path) and (not claimed_only or _claimed(src))):
             yield src
         return
     if candidates(src):
@@ -217,7 +229,8 @@ def load_traces(
 
     Args:
         paths: a file, a folder, or several of them. Folders are walked recursively;
-            README/LICENSE files and hidden files in them are skipped.
+            README/LICENSE files and hidden files in them are skipped, and so are database
+            files no format claims (an AG2 ``logs.db`` is loaded, another SQLite file is not).
         format: force one importer by name instead of sniffing the content.
         on_error: called with each :class:`TraceLoadError` (bad file or record), after
             which loading goes on. Without it the first error is raised.

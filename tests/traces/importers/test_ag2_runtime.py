@@ -260,3 +260,19 @@ def test_sniff_is_specific(tmp_path: Path) -> None:
     assert imp.sniff(Source(jsonl)) >= 0.9
     [t] = list(load_traces(jsonl))
     assert t.source_format == "ag2_runtime" and t.trace_id.startswith("events-")
+
+
+def test_folder_walk_loads_a_claimed_database_and_passes_over_others(tmp_path: Path) -> None:
+    write_logs_db(tmp_path / "logs.db")
+    con = sqlite3.connect(tmp_path / "results.sqlite")  # e.g. an app's own data: not a trace
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    (tmp_path / "results.sqlite-wal").write_bytes(b"\x37\x7f\x06\x82" + bytes(28))  # its side file
+    errors: list[object] = []
+    traces = list(load_traces(tmp_path, on_error=errors.append))
+    assert errors == []
+    assert sorted(t.trace_id for t in traces) == ["sess-A", "sess-B"]
+    # named directly, an unclaimed database is still reported, not skipped
+    with pytest.raises(TraceLoadError, match="binary file"):
+        list(load_traces(tmp_path / "results.sqlite"))
