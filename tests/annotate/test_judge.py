@@ -254,6 +254,25 @@ def test_budget_cap_stops_cleanly_and_reports_what_is_left() -> None:
     assert {a.trace_id for a in store.annotations()} == {a.trace_id for a in report.annotations}
 
 
+def test_after_a_budget_stop_traces_already_in_the_store_count_as_cached() -> None:
+    traces = [simple_trace(f"t{i}") for i in range(6)]
+    store = Store.memory()
+    with FakeLLMServer(handler=lambda p: reply_json()) as srv:
+        judge = make_judge(srv, model="openai:gpt-4o-mini", cache=store)
+        first = annotate(traces[3:], judge, store=store)  # t3..t5 done earlier
+        one = first.annotations[0].cost_usd
+        assert one > 0
+        # the resumed run can afford a call or two (the judge reserves more than a call costs): it
+        # stops early, yet t3..t5 are answered from the store
+        resumed = make_judge(srv, model="openai:gpt-4o-mini", cache=store, budget_usd=one * 3.2)
+        report = annotate(traces, resumed, store=store, concurrency=1)
+    assert report.stopped_by_budget
+    assert report.progress.cached == 3
+    assert {"t3", "t4", "t5"} <= {a.trace_id for a in report.annotations}
+    assert not {"t3", "t4", "t5"} & set(report.not_done)
+    assert len(report.not_done) == 6 - 3 - report.progress.done
+
+
 def test_rerun_with_same_config_makes_zero_requests(tmp_path: Path) -> None:
     traces = [simple_trace("a"), simple_trace("b"), example_trace()]
     db = tmp_path / "m.db"

@@ -159,9 +159,8 @@ async def annotate_async(
 
     tasks: set[asyncio.Task[None]] = set()
     async for trace in _aiter(traces):
-        if stop.is_set():
-            not_done.append(trace.trace_id)
-            continue
+        # after a budget stop each trace still goes to one(): one already in the store is answered
+        # from it (and counted as cached); only the others are listed as not done
         await sem.acquire()
         task = asyncio.create_task(one(trace))
         tasks.add(task)
