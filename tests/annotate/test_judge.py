@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -477,3 +478,21 @@ def test_cli_annotate_llm_against_fake_server(tmp_path: Path) -> None:
         anns = list(store.annotations())
     assert sorted(a.trace_id for a in anns) == ["a", "b"]
     assert all(a.present() == ["FM-1.5"] and a.config.model == "openai:x" for a in anns)
+
+
+def test_cli_annotate_timeout_is_per_attempt(tmp_path: Path) -> None:
+    from mastkit.cli.main import app
+
+    src = tmp_path / "traces.jsonl"
+    src.write_text(simple_trace("slow").model_dump_json() + "\n", encoding="utf-8")
+    with FakeLLMServer(handler=lambda p: Reply.timeout(delay_s=5.0)) as srv:
+        args = ["annotate", str(src), "--annotator", "llm", "--model", "openai:x", "--base-url",
+                srv.openai_base_url, "--db", str(tmp_path / "m.db"), "--timeout", "0.3",
+                "--max-attempts", "2"]  # fmt: skip
+        started = time.monotonic()
+        result = CliRunner().invoke(app, args)
+        elapsed = time.monotonic() - started
+        assert srv.request_count == 2  # --max-attempts
+    assert result.exit_code != 0
+    assert "gave up after 2 attempts" in result.output and "0.3s" in result.output, result.output
+    assert elapsed < 5.0  # each attempt was dropped at 0.3 s, long before the 5 s reply

@@ -65,6 +65,16 @@ def annotate_cmd(
         str | None, typer.Option(help="Price table override (TOML/JSON).", envvar="MASTKIT_PRICES")
     ] = None,
     structured_output: Annotated[bool, typer.Option(help="Request JSON-schema structured output.")] = True,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.1, help="Seconds to wait for each model response attempt.", envvar="MASTKIT_TIMEOUT"
+        ),
+    ] = 120.0,
+    max_attempts: Annotated[
+        int | None,
+        typer.Option(min=1, help="Attempts per model call (retries on 429/5xx/timeouts); default 5."),
+    ] = None,
     format: Annotated[str | None, typer.Option("--format", "-f", help="Force a trace importer.")] = None,
 ) -> None:
     """Annotate traces with failure modes (MAST by default) and store the results.
@@ -88,6 +98,8 @@ def annotate_cmd(
                 concurrency=concurrency,
                 prices=prices,
                 structured_output=structured_output,
+                timeout=timeout,
+                provider_options={"max_attempts": max_attempts} if max_attempts is not None else None,
             )
         except MastkitError as exc:
             err.print(Text("error: ", style="bold red") + Text(str(exc)))
