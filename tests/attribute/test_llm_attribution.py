@@ -498,3 +498,26 @@ def test_python_api_with_ground_truth_on_who_and_when() -> None:
         assert t.outcome is not None and t.outcome.ground_truth
         mine = [x for x in texts if f"trace id: {t.trace_id};" in x]
         assert mine and all(t.outcome.ground_truth in x for x in mine)
+
+
+def test_cli_attribute_passes_timeout_and_max_attempts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = Trace(
+        trace_id="slow",
+        source_format="canonical",
+        events=[
+            Event(seq=0, kind="message", actor="A", content="do it"),
+            Event(seq=1, kind="message", actor="B"),
+        ],
+        outcome=Outcome(success=False),
+    )
+    src = tmp_path / "t.jsonl"
+    src.write_text(trace.model_dump_json() + "\n", encoding="utf-8")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeLLMServer(handler=lambda p: Reply.timeout(delay_s=5.0)) as srv:
+        args = ["attribute", str(src), "--method", "all-at-once", "--model", "openai:x"]
+        args += ["--base-url", srv.openai_base_url, "--db", str(tmp_path / "m.db")]
+        res = runner.invoke(app, [*args, "--timeout", "0.3", "--max-attempts", "1"])
+        assert len(srv.chat_requests) == 1  # one attempt, dropped at 0.3 s
+    assert "0.3s" in res.output, res.output

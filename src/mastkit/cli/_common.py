@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.text import Text
 
@@ -18,6 +20,27 @@ EXIT_USAGE = 2
 """Bad command-line usage (typer/click default)."""
 EXIT_NOTHING = 3
 """Nothing could be processed."""
+
+# Model-call options shared by the verbs that call a judge (annotate, attribute)
+ModelTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        min=0.1,
+        help="Seconds to wait for each model response attempt.",
+        envvar="MASTKIT_TIMEOUT",
+    ),
+]
+MaxAttemptsOpt = Annotated[
+    int | None,
+    typer.Option(min=1, help="Attempts per model call (retries on 429/5xx/timeouts); default 5."),
+]
+
+
+def provider_options(max_attempts: int | None) -> dict[str, Any] | None:
+    """``provider_options`` for the factories from the shared CLI options."""
+    return {"max_attempts": max_attempts} if max_attempts is not None else None
+
 
 out = Console(soft_wrap=False, highlight=False)
 err = Console(stderr=True, highlight=False)

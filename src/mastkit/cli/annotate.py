@@ -14,7 +14,13 @@ from rich.text import Text
 from mastkit.annotate import Progress, annotate
 from mastkit.annotate.factory import make_annotator
 from mastkit.annotate.model import AnnotatorKind
-from mastkit.cli._common import EXIT_NOTHING, EXIT_OK, err, out
+from mastkit.cli._common import (
+    EXIT_NOTHING,
+    EXIT_OK,
+    err,
+    out,
+    provider_options,
+)
 from mastkit.errors import MastkitError, TraceLoadError
 from mastkit.store import Store
 from mastkit.traces.load import load_traces
@@ -99,7 +105,7 @@ def annotate_cmd(
                 prices=prices,
                 structured_output=structured_output,
                 timeout=timeout,
-                provider_options={"max_attempts": max_attempts} if max_attempts is not None else None,
+                provider_options=provider_options(max_attempts),
             )
         except MastkitError as exc:
             err.print(Text("error: ", style="bold red") + Text(str(exc)))

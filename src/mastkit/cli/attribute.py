@@ -10,7 +10,17 @@ from rich.table import Table
 from rich.text import Text
 
 from mastkit.attribute import METHODS, attribute
-from mastkit.cli._common import EXIT_NOTHING, EXIT_OK, err, error_printer, out, write_bytes
+from mastkit.cli._common import (
+    EXIT_NOTHING,
+    EXIT_OK,
+    MaxAttemptsOpt,
+    ModelTimeoutOpt,
+    err,
+    error_printer,
+    out,
+    provider_options,
+    write_bytes,
+)
 from mastkit.store import Store
 from mastkit.traces.load import load_traces
 from mastkit.traces.ops import to_json
@@ -35,6 +45,8 @@ def attribute_cmd(
     budget: Annotated[
         float | None, typer.Option(help="Stop before spending more than this (USD).", envvar="MASTKIT_BUDGET")
     ] = None,
+    timeout: ModelTimeoutOpt = 120.0,
+    max_attempts: MaxAttemptsOpt = None,
     json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
 ) -> None:
     """Blame an agent and a decisive step for each failed trace; results go to the store."""
@@ -55,6 +67,8 @@ def attribute_cmd(
                 hints=hints,
                 counterfactual=counterfactual,
                 samples=samples,
+                timeout=timeout,
+                provider_options=provider_options(max_attempts),
             )
         report = attribute(
             load_traces(paths, on_error=on_error),
