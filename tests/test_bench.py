@@ -1,0 +1,38 @@
+"""The benchmark scripts run (smallest sizes, one round): they are not timed here, only kept working."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import SHARED_DATA, shared_path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _run(*args: str) -> str:
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_ingest_bench_runs_and_writes_figures(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    text = _run(
+        str(BENCH / "ingest.py"), "--shared", str(SHARED_DATA), "--runs", "1", "--gb", "0",
+        "--synthetic-mb", "1", "--json", str(out),
+    )  # fmt: skip
+    figures = json.loads(out.read_text())
+    for row in ("synthetic MAST-Data array", "synthetic chat JSONL"):
+        assert figures[row]["traces"] > 0 and figures[row]["ratio_vs_json"] > 0
+    assert "memory: skipped" in text
+    if (SHARED_DATA / "who_and_when").exists():
+        assert figures["who_and_when (184 files)"]["traces"] == 184
+
+
+def test_ingest_breakdown_runs() -> None:
+    human = shared_path("mast_mad_human", "MAD_human_labelled_dataset.json")  # skips when absent
+    text = _run(str(BENCH / "ingest_breakdown.py"), "--file", str(human), "--runs", "1")
+    assert "19 traces, 1931 events" in text and "load vs floor" in text
