@@ -155,7 +155,7 @@ class Source:
             ) from None
 
     def iter_lines(self) -> Iterator[tuple[int, str]]:
-        """Stream ``(line_no, line)`` of a text file: 1-based, the line ending dropped (``\r\n``
+        r"""Stream ``(line_no, line)`` of a text file: 1-based, the line ending dropped (``\r\n``
         and ``\r`` read as ``\n``), the BOM removed. A byte sequence that does not decode raises
         :class:`FormatError` near the line being read (decoding goes by chunks)."""
         encoding = self.encoding
