@@ -96,7 +96,7 @@ class Store:
         self._lock = threading.RLock()
         self._db.execute("PRAGMA busy_timeout = 30000")
         if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode = WAL")
+            self._retry_locked(lambda: self._db.execute("PRAGMA journal_mode = WAL"))
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._migrate()
 
@@ -115,6 +115,22 @@ class Store:
         self.close()
 
     # -- plumbing ------------------------------------------------------------------------
+
+    def _retry_locked(self, step: Callable[[], object], seconds: float = 30.0) -> None:
+        """Run ``step``, retrying while the file is locked. SQLite answers "database is locked" at
+        once, without waiting for the busy timeout, when waiting could deadlock: e.g. several
+        processes opening a new file together and each switching it to WAL."""
+        deadline = time.monotonic() + seconds
+        delay = 0.005
+        while True:
+            try:
+                step()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                    raise StoreError(f"cannot open store {self.path}: {exc}") from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     def _migrate(self) -> None:
         with self._lock:
