@@ -12,7 +12,7 @@ from rich.text import Text
 
 from mastkit.errors import TraceLoadError
 
-# Exit codes (documented in README.md, "Load and inspect traces").
+# Exit codes (documented in README.md, "Load traces from any format").
 EXIT_OK = 0
 EXIT_PARTIAL = 1
 """Some inputs failed; the rest was processed."""
