@@ -336,6 +336,21 @@ def test_budget_stops_before_sending() -> None:
     assert report.stopped_by_budget and "budget reached" in report.errors[0]["reason"]
 
 
+def test_after_a_budget_stop_stored_traces_are_still_answered() -> None:
+    traces = [make_trace(f"t{i}") for i in range(4)]
+    store = Store.memory()
+    with FakeLLMServer(handler=Oracle({t.trace_id: 2 for t in traces})) as srv:
+        first = attribute(traces[2:], "all-at-once", judge=judge_for(srv, model="gpt-4o-mini"), store=store)
+        assert len(first.results) == 2
+        broke = judge_for(srv, model="gpt-4o-mini", budget=Budget(max_usd=0.0))
+        before = len(srv.chat_requests)
+        report = attribute(traces, "all-at-once", judge=broke, store=store)
+        assert len(srv.chat_requests) == before  # nothing sent once the budget is out
+    assert report.stopped_by_budget
+    assert report.cached == 2 and sorted(report.results) == ["t2", "t3"]
+    assert report.not_done == ["t0", "t1"]
+
+
 # -- the improvements ---------------------------------------------------------------------------------
 
 

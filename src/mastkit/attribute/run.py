@@ -33,7 +33,10 @@ class AttributionReport:
     skipped_successful: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
     stopped_by_budget: bool = False
-    """True when the budget ran out: traces after the one named in the last error were not attributed."""
+    """True when the budget ran out (the error names the trace it stopped at)."""
+    not_done: list[str] = field(default_factory=list)
+    """Trace ids left unattributed because the budget ran out (those already in the store are
+    still answered from it)."""
 
 
 def method_hash(method: str, options: dict[str, Any]) -> str:
@@ -81,6 +84,9 @@ def attribute(
                 report.cached += 1
                 report.results[t.trace_id] = hit
                 continue
+        if report.stopped_by_budget:
+            report.not_done.append(t.trace_id)
+            continue
         try:
             if method == "rules":
                 a = attribute_rules(t, ground_truth=gt)
@@ -90,8 +96,9 @@ def attribute(
                 a = judge.attribute(t, method=method, ground_truth=gt)
         except BudgetExceededError as exc:
             report.stopped_by_budget = True
+            report.not_done.append(t.trace_id)
             report.errors.append({"trace_id": t.trace_id, "reason": f"budget reached: {exc}"})
-            break
+            continue
         except Exception as exc:
             report.errors.append({"trace_id": t.trace_id, "reason": f"{type(exc).__name__}: {exc}"})
             continue

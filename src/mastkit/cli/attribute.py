@@ -96,4 +96,9 @@ def attribute_cmd(
         )
     for e in report.errors[:10]:
         err.print(Text(f"failed: {e['trace_id']}: {e['reason']}", style="red"))
+    if report.stopped_by_budget:
+        err.print(
+            f"budget reached: {len(report.not_done)} trace(s) not attributed; "
+            "run again with a larger --budget to go on (what is stored is not redone)"
+        )
     raise typer.Exit(EXIT_OK if report.results else EXIT_NOTHING)
