@@ -3,7 +3,7 @@
 ChatDev (``OpenBMB/ChatDev``, branch ``chatdev1.0``) logs with
 ``[%(asctime)s %(levelname)s] %(message)s`` and ``datefmt='%Y-%d-%m %H:%M:%S'``: timestamps are
 **year-DAY-month**. A *block* starts at a line ``[YYYY-DD-MM HH:MM:SS LEVEL] ...`` and runs until the
-next such line (messages are multi-line). The file is streamed line by line.
+next such line (messages are multi-line).
 
 Mapping (``**[Tag]**`` is the bold tag at the start of a block's message, after an optional
 ``Speaker:`` prefix):
@@ -51,10 +51,13 @@ from mastkit.traces.model import Outcome, Termination, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
-_BLOCK = re.compile(
-    r"^\[(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:,\d+)? "
-    r"(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\] ?(.*)$"
+_BLOCK_BODY = (
+    r"\[(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:,\d+)? "
+    r"(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\] ?([^\n]*)"
 )
+# a block header at the start of the text, and after a newline (a literal the regex engine scans for)
+_BLOCK_FIRST = re.compile(_BLOCK_BODY)
+_BLOCK_NEXT = re.compile("\n" + _BLOCK_BODY)
 _TURN = re.compile(r"^\*\*(.+?)<->(.+?) on : (.+?), turn (\d+)\*\*\s*$")
 _TAG = re.compile(r"^\*\*\[([^\]]+)\]\*\*:?\s*(.*)$")
 _SPEAKER = re.compile(r"^([A-Za-z][\w .'()/&-]{0,80}?): (\*\*.*)$")
@@ -160,7 +163,7 @@ class ChatDevImporter(Importer):
             if head.lstrip()[:1] != "[":
                 return 0.0  # every ChatDev log starts with a "[date time LEVEL]" block
             first = next((ln for ln in head[:8192].split("\n", 20)[:20] if ln.strip()), "")
-            if not _BLOCK.match(first.rstrip("\r")):
+            if not _BLOCK_FIRST.match(first.rstrip("\r")):
                 return 0.0
             hits = sum(1 for mk in _MARKERS if mk in head)
             if _TURN_SEARCH.search(head):
@@ -176,29 +179,44 @@ class ChatDevImporter(Importer):
     # -- reading blocks ------------------------------------------------------------------
 
     def _blocks(self, src: Source) -> Iterator[tuple[int, int, re.Match[str], str]]:
-        """``(first_line, last_line, header_match, message)`` per block; message = header text + rest."""
-        start = lineno = 0
-        header: re.Match[str] | None = None
-        lines: list[str] = []
-        for lineno, line in src.iter_lines():
-            m = _BLOCK.match(line)
-            if m:
-                if header is not None:
-                    yield start, lineno - 1, header, "\n".join(lines)
-                elif lines and any(ln.strip() for ln in lines):
-                    raise FormatError(
-                        "text before the first [YYYY-DD-MM HH:MM:SS LEVEL] block; not a ChatDev log", line=1
-                    )
-                header, start, lines = m, lineno, [m.group(8)]
-            else:
-                lines.append(line)
-                if header is None and lineno > 50:
-                    raise FormatError("no [YYYY-DD-MM HH:MM:SS LEVEL] block in the first 50 lines")
-        if header is None:
+        """``(first_line, last_line, header_match, message)`` per block; message = header text + rest.
+
+        The log is one trace, so it is read whole (memory follows the trace) and the block headers
+        are found by one regex scan: a Python loop over every line was most of the load time."""
+        text = src.text
+        if "\r" in text:  # line ends as a text-mode file reads them
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        text = text.lstrip("\ufeff")
+        heads = [m for m in (_BLOCK_FIRST.match(text),) if m is not None]
+        heads += _BLOCK_NEXT.finditer(text)
+        n_lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        if not heads:
+            if n_lines > 50:
+                raise FormatError("no [YYYY-DD-MM HH:MM:SS LEVEL] block in the first 50 lines")
             raise FormatError("no [YYYY-DD-MM HH:MM:SS LEVEL] log block found; not a ChatDev log")
-        while lines and not lines[-1].strip():
-            lines.pop()
-        yield start, lineno, header, "\n".join(lines)
+        starts = [m.start(1) - 1 for m in heads]  # the "[" that opens each header line
+        line = text.count("\n", 0, starts[0]) + 1
+        if line > 51:
+            raise FormatError("no [YYYY-DD-MM HH:MM:SS LEVEL] block in the first 50 lines")
+        if text[: starts[0]].strip():
+            raise FormatError(
+                "text before the first [YYYY-DD-MM HH:MM:SS LEVEL] block; not a ChatDev log", line=1
+            )
+        for i, m in enumerate(heads):
+            eol = m.end()  # the header pattern ends at its line's end
+            if i + 1 < len(heads):
+                nxt = starts[i + 1]
+                end_line = line + text.count("\n", starts[i], nxt) - 1
+                yield line, end_line, m, m.group(8) + text[eol : nxt - 1]
+                line = end_line + 1
+            else:
+                lines = [
+                    m.group(8),
+                    *(text[eol + 1 :].removesuffix("\n").split("\n") if eol < len(text) else []),
+                ]
+                while lines and not lines[-1].strip():
+                    lines.pop()
+                yield line, n_lines, m, "\n".join(lines)
 
     # -- load --------------------------------------------------------------------------
 
@@ -256,7 +274,7 @@ class ChatDevImporter(Importer):
             if ts is not None:
                 first_ts = first_ts or ts
                 last_ts = ts
-            raw_block = (m.string[: m.start(8)] + message).rstrip("\n")
+            raw_block = (m.string[m.start(1) - 1 : m.start(8)] + message).rstrip("\n")
             ref = source_ref(line=line, end_line=end if end != line else None)
             first_line = message.split("\n", 1)[0]
             if any(first_line.startswith(n) for n in _NOISE) and "\n" not in message.strip():
