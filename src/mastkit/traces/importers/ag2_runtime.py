@@ -73,14 +73,14 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _ROLES = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool", "function": "tool"}
 _TERMINATION_FUNC = "check_termination_and_human_reply"
 # str(ChatCompletion) pieces (openai-python reprs): read, never evaluated.
-_RE_USAGE = {
-    "output_tokens": re.compile(r"\bcompletion_tokens=(\d+)"),
-    "input_tokens": re.compile(r"\bprompt_tokens=(\d+)"),
-    "total_tokens": re.compile(r"\btotal_tokens=(\d+)"),
-    "cached_input_tokens": re.compile(r"\bcached_tokens=(\d+)"),
-    "reasoning_tokens": re.compile(r"\breasoning_tokens=(\d+)"),
-}
-_RE_MODEL = re.compile(r"\bmodel='([^']+)'")
+# usage fields in a ChatCompletion repr. No leading \b: a pattern that starts with a literal is
+# scanned for fast, so the word boundary is checked on each hit instead (_at_word_start).
+_RE_USAGE = re.compile(r"(completion_tokens|prompt_tokens|total_tokens|cached_tokens|reasoning_tokens)=(\d+)")
+_USAGE_FIELD = {
+    "completion_tokens": "output_tokens", "prompt_tokens": "input_tokens", "total_tokens": "total_tokens",
+    "cached_tokens": "cached_input_tokens", "reasoning_tokens": "reasoning_tokens",
+}  # fmt: skip
+_RE_MODEL = re.compile(r"model='([^']+)'")
 _TABLES = ("chat_completions", "agents", "oai_wrappers", "oai_clients", "version", "events", "function_calls")
 
 
@@ -140,13 +140,19 @@ def _completion_details(response: Any) -> tuple[Usage | None, str | None, str | 
     if not isinstance(response, str):
         return None, None, None
     counts: dict[str, int] = {}
-    for key, rx in _RE_USAGE.items():
-        m = rx.search(response)
-        if m:
-            counts[key] = int(m.group(1))
+    for m in _RE_USAGE.finditer(response):
+        if _at_word_start(response, m.start()):
+            counts.setdefault(_USAGE_FIELD[m.group(1)], int(m.group(2)))  # the first of each
     usage = Usage(**counts) if counts else None
-    model = _RE_MODEL.search(response)
-    return usage, model.group(1) if model else None, None
+    model = next(
+        (m.group(1) for m in _RE_MODEL.finditer(response) if _at_word_start(response, m.start())), None
+    )
+    return usage, model, None
+
+
+def _at_word_start(text: str, i: int) -> bool:
+    """What ``\\b`` before a word means: ``text[i]`` is not preceded by a word character."""
+    return i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")
 
 
 @dataclass
