@@ -231,28 +231,42 @@ def _norm(text: str | None) -> str:
     return " ".join(text.split()) if text else ""
 
 
-def _atoms(m: Msg) -> list[tuple[str, ...]]:
-    atoms: list[tuple[str, ...]] = []
-    if m.role == "tool":
-        atoms.append(("result", m.tool_call_id) if m.tool_call_id else ("result_text", _norm(m.text)))
-        return atoms
-    if m.text and _norm(m.text):
-        atoms.append(("text", m.role, _norm(m.text)))
-    if m.reasoning and _norm(m.reasoning):
-        atoms.append(("reasoning", _norm(m.reasoning)))
-    for c in m.calls:
-        atoms.append(("call", c.call_id) if c.call_id else ("call_args", c.name, dumps_text(c.arguments)))
-    return atoms
-
-
 class SeenContext:
-    """A multiset of the message parts already in the trace, to spot re-sent history."""
+    """A multiset of the message parts already in the trace, to spot re-sent history.
+
+    Message texts are compared whitespace-normalised. A re-sent history repeats every earlier
+    text in each call, so each distinct text is normalised once per trace (kept only as long as
+    this object, i.e. one trace)."""
 
     def __init__(self) -> None:
         self._counts: Counter[tuple[str, ...]] = Counter()
+        self._normed: dict[str, str] = {}
+
+    def _norm(self, text: str | None) -> str:
+        if not text:
+            return ""
+        got = self._normed.get(text)
+        if got is None:
+            got = self._normed[text] = _norm(text)
+        return got
+
+    def _atoms(self, m: Msg) -> list[tuple[str, ...]]:
+        atoms: list[tuple[str, ...]] = []
+        if m.role == "tool":
+            atoms.append(
+                ("result", m.tool_call_id) if m.tool_call_id else ("result_text", self._norm(m.text))
+            )
+            return atoms
+        if text := self._norm(m.text):
+            atoms.append(("text", m.role, text))
+        if reasoning := self._norm(m.reasoning):
+            atoms.append(("reasoning", reasoning))
+        for c in m.calls:
+            atoms.append(("call", c.call_id) if c.call_id else ("call_args", c.name, dumps_text(c.arguments)))
+        return atoms
 
     def add(self, m: Msg) -> None:
-        self._counts.update(_atoms(m))
+        self._counts.update(self._atoms(m))
 
     def add_result(self, call_id: str | None, text: str | None) -> None:
         self.add(Msg(role="tool", tool_call_id=call_id, text=text))
@@ -262,7 +276,7 @@ class SeenContext:
         used: Counter[tuple[str, ...]] = Counter()
         out: list[tuple[Msg, bool]] = []
         for m in msgs:
-            atoms = _atoms(m)
+            atoms = self._atoms(m)
             copied = bool(atoms) and all(used[a] < self._counts[a] for a in atoms)
             if copied:
                 used.update(atoms)
