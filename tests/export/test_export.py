@@ -23,6 +23,7 @@ from mastkit.export import (
     export_run_otlp,
     otel,
     otel_trace_id,
+    root_span_ids,
     span_ids,
 )
 from mastkit.store import Store
@@ -222,6 +223,14 @@ def test_otlp_success_attribute_timestamps_and_partial_success(tmp_path: Path) -
     assert attrs["mastkit.run"] == {"stringValue": config}
     second = r.requests[2][2]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     assert "mastkit.success" not in {a["key"] for a in second["attributes"]}  # no trace row: unknown
+    # In the agent's own trace: a child of its root span, evidence pointing at the span it starts in
+    assert first["traceId"] == OTLP_TRACE_ID and first["parentSpanId"] == f"{1:016x}"
+    evidence = {
+        e["attributes"][0]["value"]["stringValue"]: {a["key"]: a["value"] for a in e["attributes"]}
+        for e in first["events"]
+    }
+    assert evidence["FM-3.2"]["mastkit.evidence.span_id"] == {"stringValue": "00f067aa0ba902b7"}
+    assert "parentSpanId" not in second  # its own derived trace: no span to hang under
     # Spans are stamped with the annotation time, so re-exports are identical.
     assert first["startTimeUnixNano"] == first["events"][0]["timeUnixNano"]
     assert r.requests[0][2]["resourceSpans"][0]["scopeSpans"][0]["spans"][0] == first
@@ -269,6 +278,7 @@ def test_langfuse_observation_ids_and_fresh_event_ids(tmp_path: Path) -> None:
         assert span_ids(store) == {
             OTLP_TRACE_ID: {i: f"{i + 1:016x}" for i in range(12) if i != 9} | {9: "00f067aa0ba902b7"}
         }
+        assert root_span_ids(store) == {OTLP_TRACE_ID: f"{1:016x}"}
         export_run_langfuse(store, host=r.url, public_key="pk", secret_key="sk")
         export_run_langfuse(store, host=r.url, public_key="pk", secret_key="sk")
     first, again = (req[2]["batch"] for req in r.requests)

@@ -72,11 +72,16 @@ def annotation_spans(
     outcomes: Mapping[str, bool | None] | None = None,
     taxonomy: Taxonomy | None = None,
     redactor: Redactor | None = None,
+    span_ids: Mapping[str, Mapping[int, str]] | None = None,
+    root_spans: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """OTLP/JSON span objects for the annotations (see the module doc).
 
     ``formats`` maps trace ids to their source format (to reuse OTLP trace ids), ``outcomes`` to
-    the recorded task success (``mastkit.success``); both come from the store's trace rows."""
+    the recorded task success (``mastkit.success``); both come from the store's trace rows. For a
+    trace whose OTLP id is reused, ``root_spans`` gives the span the annotation span is a child
+    of, and ``span_ids`` (event seq -> span id) the span each failure mode's evidence starts in
+    (``mastkit.evidence.span_id``)."""
     taxonomies: dict[str, Taxonomy | None] = {taxonomy.id: taxonomy} if taxonomy is not None else {}
     spans = []
     for a in annotations:
@@ -88,6 +93,8 @@ def annotation_spans(
         present = a.present()
         tid = otel_trace_id(a.trace_id, (formats or {}).get(a.trace_id))
         sid = hashlib.sha256(f"{a.trace_id}|{a.config_hash}".encode()).hexdigest()[:16]
+        in_own_trace = tid == a.trace_id.lower()  # the agent's spans are in this trace too
+        seq_spans = (span_ids or {}).get(a.trace_id, {}) if in_own_trace else {}
         events = []
         for v in a.verdicts:
             if v.verdict != "present":
@@ -111,6 +118,8 @@ def annotation_spans(
                     attrs.append(_attr("mastkit.evidence.quote", quote[:500]))
                 if ev.seq_start is not None:
                     attrs.append(_attr("mastkit.evidence.seq_start", ev.seq_start))
+                    if (evidence_span := seq_spans.get(ev.seq_start)) is not None:
+                        attrs.append(_attr("mastkit.evidence.span_id", evidence_span))
                     attrs.append(
                         _attr(
                             "mastkit.evidence.seq_end", ev.seq_end if ev.seq_end is not None else ev.seq_start
@@ -140,20 +149,21 @@ def annotation_spans(
             attrs.append(_attr("mastkit.attribution.agent", a.attribution.agent))
         if a.attribution is not None and a.attribution.step is not None:
             attrs.append(_attr("mastkit.attribution.step", a.attribution.step))
-        spans.append(
-            {
-                "traceId": tid,
-                "spanId": sid,
-                "name": "mastkit.annotation",
-                "kind": 1,
-                "startTimeUnixNano": at,
-                "endTimeUnixNano": at,
-                "attributes": attrs,
-                "events": events,
-                # UNSET: a failure mode in the agent run is not an error of this span (error-rate views stay honest)
-                "status": {"code": 0},
-            }
-        )
+        span: dict[str, Any] = {
+            "traceId": tid,
+            "spanId": sid,
+            "name": "mastkit.annotation",
+            "kind": 1,
+            "startTimeUnixNano": at,
+            "endTimeUnixNano": at,
+            "attributes": attrs,
+            "events": events,
+            # UNSET: a failure mode in the agent run is not an error of this span (error-rate views stay honest)
+            "status": {"code": 0},
+        }
+        if in_own_trace and (root := (root_spans or {}).get(a.trace_id)):
+            span["parentSpanId"] = root  # shown under the agent run it judges
+        spans.append(span)
     return spans
 
 
@@ -225,13 +235,23 @@ def export_otlp(
     batch_size: int = 100,
     timeout: float = 10.0,
     redact: bool = True,
+    span_ids: Mapping[str, Mapping[int, str]] | None = None,
+    root_spans: Mapping[str, str] | None = None,
 ) -> int:
-    """Send the annotations to ``{endpoint}/v1/traces``; returns the number of spans sent."""
+    """Send the annotations to ``{endpoint}/v1/traces``; returns the number of spans sent.
+    ``span_ids`` and ``root_spans``: see :func:`annotation_spans`."""
     url = endpoint.rstrip("/")
     if not url.endswith("/v1/traces"):
         url += "/v1/traces"
     redactor = Redactor() if (redact or not _is_loopback(endpoint)) else None
-    spans = annotation_spans(annotations, formats=formats, outcomes=outcomes, redactor=redactor)
+    spans = annotation_spans(
+        annotations,
+        formats=formats,
+        outcomes=outcomes,
+        redactor=redactor,
+        span_ids=span_ids,
+        root_spans=root_spans,
+    )
     rejected, messages = 0, []
     for i in range(0, len(spans), max(1, batch_size)):
         reply = post_json(url, export_request(spans[i : i + batch_size]), headers=headers, timeout=timeout)
