@@ -63,7 +63,9 @@ _STATUS: dict[str, tuple[str, TerminatedBy]] = {
 
 def _event_files(folder: Path) -> list[Path]:
     try:
-        files = [p for p in folder.iterdir() if p.is_file() and _EVENT_FILE.match(p.name)]
+        files = [
+            p for p in folder.iterdir() if _EVENT_FILE.match(p.name) and p.is_file()
+        ]  # name first: no stat
     except OSError:
         return []
     return sorted(files, key=lambda p: (int(_EVENT_FILE.match(p.name).group(1)), p.name))  # type: ignore[union-attr]
