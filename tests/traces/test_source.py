@@ -70,22 +70,17 @@ def test_invalid_json_reports_line(tmp_path: Path) -> None:
     "data",
     [
         b"\xef\xbb\xbfone\r\ntwo\r\n\r\nfour",  # UTF-8 BOM, CRLF, no final newline
-        b"one\ntwo\n\nfour\n",
-        b"one\rtwo\r\rfour\r",  # old Mac line ends
-        "one\ntwo\n\nfour\n".encode("utf-16"),  # with its BOM
+        b"one\ntwo\n\nfour",
+        b"one\rtwo\r\rfour",  # old Mac line ends
+        "one\ntwo\n\nfour".encode("utf-16"),  # with its BOM
     ],
 )
-def test_iter_lines_numbers_lines_without_endings_or_bom(tmp_path: Path, data: bytes) -> None:
-    assert list(write(tmp_path, "log.txt", data).iter_lines()) == [
-        (1, "one"),
-        (2, "two"),
-        (3, ""),
-        (4, "four"),
-    ]
+def test_log_text_has_newline_line_ends_and_no_bom(tmp_path: Path, data: bytes) -> None:
+    assert write(tmp_path, "log.txt", data).log_text == "one\ntwo\n\nfour"
 
 
-def test_iter_lines_bad_bytes_raise_format_error_with_a_line(tmp_path: Path) -> None:
+def test_log_text_bad_bytes_raise_format_error_with_the_offset(tmp_path: Path) -> None:
     src = write(tmp_path, "bad.log", b"fine\nalso fine\nbroken \xff here\n")
     with pytest.raises(FormatError, match="not valid UTF-8") as info:
-        list(src.iter_lines())
-    assert info.value.line is not None
+        _ = src.log_text
+    assert info.value.offset == 22

@@ -154,20 +154,14 @@ class Source:
                 f"not valid {self.encoding.upper()} text: {exc.reason} at byte {exc.start}", offset=exc.start
             ) from None
 
-    def iter_lines(self) -> Iterator[tuple[int, str]]:
-        r"""Stream ``(line_no, line)`` of a text file: 1-based, the line ending dropped (``\r\n``
-        and ``\r`` read as ``\n``), the BOM removed. A byte sequence that does not decode raises
-        :class:`FormatError` near the line being read (decoding goes by chunks)."""
-        encoding = self.encoding
-        no = 0
-        try:
-            with self.path.open("r", encoding=encoding, newline=None) as fh:
-                for no, line in enumerate(fh, 1):
-                    if line.endswith("\n"):
-                        line = line[:-1]
-                    yield no, (line.lstrip("\ufeff") if no == 1 else line)
-        except UnicodeDecodeError as exc:
-            raise FormatError(f"not valid {encoding.upper()} text: {exc.reason}", line=no + 1) from None
+    @cached_property
+    def log_text(self) -> str:
+        r"""The text with every line ending as ``\n`` (``\r\n`` and ``\r`` read the way a
+        text-mode ``open`` reads them) and no BOM: what log importers split into records."""
+        text = self.text
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return text.lstrip("\ufeff")
 
     @cached_property
     def head_text(self) -> str:

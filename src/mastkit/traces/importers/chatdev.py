@@ -45,19 +45,17 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from mastkit._util.linestart import LineStart
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import TraceBuilder, source_ref, usage_from
 from mastkit.traces.model import Outcome, Termination, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
-_BLOCK_BODY = (
+_BLOCK = LineStart(
     r"\[(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:,\d+)? "
     r"(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\] ?([^\n]*)"
 )
-# a block header at the start of the text, and after a newline (a literal the regex engine scans for)
-_BLOCK_FIRST = re.compile(_BLOCK_BODY)
-_BLOCK_NEXT = re.compile("\n" + _BLOCK_BODY)
 _TURN = re.compile(r"^\*\*(.+?)<->(.+?) on : (.+?), turn (\d+)\*\*\s*$")
 _TAG = re.compile(r"^\*\*\[([^\]]+)\]\*\*:?\s*(.*)$")
 _SPEAKER = re.compile(r"^([A-Za-z][\w .'()/&-]{0,80}?): (\*\*.*)$")
@@ -163,7 +161,7 @@ class ChatDevImporter(Importer):
             if head.lstrip()[:1] != "[":
                 return 0.0  # every ChatDev log starts with a "[date time LEVEL]" block
             first = next((ln for ln in head[:8192].split("\n", 20)[:20] if ln.strip()), "")
-            if not _BLOCK_FIRST.match(first.rstrip("\r")):
+            if not _BLOCK.at.match(first.rstrip("\r")):
                 return 0.0
             hits = sum(1 for mk in _MARKERS if mk in head)
             if _TURN_SEARCH.search(head):
@@ -183,18 +181,14 @@ class ChatDevImporter(Importer):
 
         The log is one trace, so it is read whole (memory follows the trace) and the block headers
         are found by one regex scan: a Python loop over every line was most of the load time."""
-        text = src.text
-        if "\r" in text:  # line ends as a text-mode file reads them
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        text = text.lstrip("\ufeff")
-        heads = [m for m in (_BLOCK_FIRST.match(text),) if m is not None]
-        heads += _BLOCK_NEXT.finditer(text)
+        text = src.log_text
+        heads = _BLOCK.matches(text)
         n_lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
         if not heads:
             if n_lines > 50:
                 raise FormatError("no [YYYY-DD-MM HH:MM:SS LEVEL] block in the first 50 lines")
             raise FormatError("no [YYYY-DD-MM HH:MM:SS LEVEL] log block found; not a ChatDev log")
-        starts = [m.start(1) - 1 for m in heads]  # the "[" that opens each header line
+        starts = [start for start, _m in heads]
         line = text.count("\n", 0, starts[0]) + 1
         if line > 51:
             raise FormatError("no [YYYY-DD-MM HH:MM:SS LEVEL] block in the first 50 lines")
@@ -202,11 +196,11 @@ class ChatDevImporter(Importer):
             raise FormatError(
                 "text before the first [YYYY-DD-MM HH:MM:SS LEVEL] block; not a ChatDev log", line=1
             )
-        for i, m in enumerate(heads):
+        for i, (start, m) in enumerate(heads):
             eol = m.end()  # the header pattern ends at its line's end
             if i + 1 < len(heads):
                 nxt = starts[i + 1]
-                end_line = line + text.count("\n", starts[i], nxt) - 1
+                end_line = line + text.count("\n", start, nxt) - 1
                 yield line, end_line, m, m.group(8) + text[eol : nxt - 1]
                 line = end_line + 1
             else:

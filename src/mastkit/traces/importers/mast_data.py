@@ -39,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from mastkit._util.linestart import LineStart
 from mastkit._util.mast_legacy import map_label
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import TraceBuilder, source_ref
@@ -57,35 +58,17 @@ Segment = tuple[str | None, str, str | None]
 # -- text segmenters: each returns exact slices of the text, or None when the style does not match --
 
 
-class _LineStart:
-    """A pattern that must match at the start of a line. ``(?m)^...`` makes the regex engine try
-    every position of a 600 kB text; ``\\n...`` gives it a literal to scan for, so the pattern is
-    compiled both ways: ``\\n`` + body to find later lines, body alone for the first line."""
-
-    def __init__(self, body: str) -> None:
-        self.at = re.compile(body, re.MULTILINE)
-        self._after_nl = re.compile("\\n" + body, re.MULTILINE)
-
-    def heads(self, text: str) -> list[tuple[int, tuple[str | None, ...]]]:
-        """``(line start, groups)`` of every match."""
-        out: list[tuple[int, tuple[str | None, ...]]] = []
-        if (first := self.at.match(text)) is not None:
-            out.append((0, first.groups()))
-        out.extend((m.start() + 1, m.groups()) for m in self._after_nl.finditer(text))
-        return out
-
-
 _CHATDEV_BLOCK = re.compile(r"\n\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [A-Z]+\]")
 _CHATDEV_TURN = re.compile(
     r"^\[[^\]]+\] ([^:\n*]{1,60}): \*\*([^*\n<]{1,60})<->([^*\n]{1,60}?) on : ([^,*\n]+), turn (\d+)\*\*"
 )
-_MAGENTIC = _LineStart(r"-{6,} ([^\n-][^\n]{0,80}?) -{6,}[ \t\r]*$")
-_APPWORLD = _LineStart(
+_MAGENTIC = LineStart(r"-{6,} ([^\n-][^\n]{0,80}?) -{6,}[ \t\r]*$")
+_APPWORLD = LineStart(
     r"(?:Response from (.{1,80})|Code Execution Output|\*{6,}[^\n]*\*{6,}|Reply from (.{1,80}))[ \t\r]*$"
 )
 # "<run>_<instance> - LEVEL - [<Agent>'s Response:]": the agent if named, else the run's name
-_HYPER_LINE = _LineStart(r"(\w+?)_[\w.-]+ - [A-Z]+ - (?:([\w -]{1,40}?)'s Response:)?")
-_LOGURU = _LineStart(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \| ")
+_HYPER_LINE = LineStart(r"(\w+?)_[\w.-]+ - [A-Z]+ - (?:([\w -]{1,40}?)'s Response:)?")
+_LOGURU = LineStart(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \| ")
 _LOGURU_ROLE = re.compile(r"- (\w+)\(([^)]+)\): ")
 # OpenManus agent lines: "✨ Manus's thoughts: ...", "🛠️ Manus selected 2 tools to use"
 _LOGURU_AGENT = re.compile(r" - \W{0,4}\s?(\w+)(?:'s thoughts:| selected \d+ tools)")
@@ -93,14 +76,14 @@ _LOGURU_AGENT = re.compile(r" - \W{0,4}\s?(\w+)(?:'s thoughts:| selected \d+ too
 _METAGPT_COST = re.compile(r"Current cost: \$([\d.]+), prompt_tokens: (\d+), completion_tokens: (\d+)")
 _OPENMANUS_TOKENS = re.compile(r"Token usage: Input=(\d+), Completion=(\d+)")
 # MetaGPT "Agent Communication Log" (a custom logger used in some MAST MetaGPT runs)
-_COMM_HEAD = _LineStart(r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] (?:FROM: (\S+)|NEW MESSAGES:)")
+_COMM_HEAD = LineStart(r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] (?:FROM: (\S+)|NEW MESSAGES:)")
 _COMM_SPEAKER = re.compile(r"NEW MESSAGES:\s*\n\s*([\w .-]{1,60}?):")
 _CHATDEV_USAGE = re.compile(
     r"prompt_tokens: (\d+)\ncompletion_tokens: (\d+)(?:\ntotal_tokens: (\d+))?(?:\ncost: \$([\d.]+))?"
 )
 _CHATDEV_TASK = re.compile(r"\*\*task_prompt\*\*: ?([^\n]*)")
 _CHATDEV_ENDS = re.compile(r"ChatDev Ends \((\d{14})\)")
-_FINAL_ANSWER = _LineStart(r"FINAL ANSWER: ?([^\n]*)")
+_FINAL_ANSWER = LineStart(r"FINAL ANSWER: ?([^\n]*)")
 
 
 def _split(text: str, starts: list[int]) -> list[str]:
@@ -127,7 +110,7 @@ def _chatdev(text: str) -> list[Segment] | None:
     return out
 
 
-def _headed(pattern: _LineStart, text: str, min_heads: int = 3) -> list[Segment] | None:
+def _headed(pattern: LineStart, text: str, min_heads: int = 3) -> list[Segment] | None:
     heads = pattern.heads(text)
     if len(heads) < min_heads:
         return None

@@ -24,14 +24,15 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from mastkit._util.linestart import LineStart
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import TraceBuilder, parse_ts, source_ref
 from mastkit.traces.model import Termination, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
-_RECORD = re.compile(
-    r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \| (?P<level>[A-Z]+)\s*\| "
+_RECORD = LineStart(
+    r"(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \| (?P<level>[A-Z]+)[^\S\n]*\| "
     r"(?P<where>[\w.<>]+:[\w<>]+:\d+) - (?P<msg>.*)$"
 )
 _TODO = re.compile(r"^(?P<name>[\w .-]{1,60})\((?P<profile>[^)]{1,80})\): to do (?P<action>\w+)")
@@ -55,27 +56,30 @@ class MetaGPTImporter(Importer):
             return 0.0
         head = src.head_text
         first = next((ln for ln in head.splitlines() if ln.strip()), "")
-        if _RECORD.match(first) and "metagpt." in head:
+        if _RECORD.at.match(first) and "metagpt." in head:
             return 0.9
         return 0.0
 
-    def _records(self, src: Source) -> Iterator[tuple[int, list[str]]]:
-        """``(first_line, lines)`` per log record; the file is streamed line by line."""
-        start = 0
-        lines: list[str] = []
-        for no, line in src.iter_lines():
-            if _RECORD.match(line):
-                if lines:
-                    yield start, lines
-                start, lines = no, [line]
-            elif lines:
-                lines.append(line)
-            elif line.strip():
-                raise FormatError(f"line {no}: text before the first MetaGPT log record", line=no)
-        while lines and not lines[-1].strip():
-            lines.pop()
-        if lines:
-            yield start, lines
+    def _records(self, src: Source) -> Iterator[tuple[int, re.Match[str], list[str]]]:
+        """``(first_line, header_match, lines)`` per log record. The log is one trace, so it is read
+        whole and the record headers are found by one regex scan."""
+        text = src.log_text
+        heads = _RECORD.matches(text)
+        first = heads[0][0] if heads else len(text)
+        if (before := text[:first]).strip():
+            no = before.count("\n", 0, len(before) - len(before.lstrip())) + 1  # first non-blank line
+            raise FormatError(f"line {no}: text before the first MetaGPT log record", line=no)
+        line = text.count("\n", 0, first) + 1
+        for i, (start, m) in enumerate(heads):
+            if i + 1 < len(heads):
+                nxt = heads[i + 1][0]
+                yield line, m, text[start : nxt - 1].split("\n")
+                line += text.count("\n", start, nxt)
+            else:
+                lines = text[start:].removesuffix("\n").split("\n")
+                while lines and not lines[-1].strip():
+                    lines.pop()
+                yield line, m, lines
 
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
         if src.is_dir or src.is_binary:
@@ -83,9 +87,7 @@ class MetaGPTImporter(Importer):
         b = TraceBuilder(self.name, src.path)
         termination: Termination | None = None
         task: str | None = None
-        for line_no, lines in self._records(src):
-            m = _RECORD.match(lines[0])
-            assert m is not None
+        for line_no, m, lines in self._records(src):
             msg, level, where = m.group("msg"), m.group("level"), m.group("where")
             body = "\n".join(lines[1:])
             ts = parse_ts(m.group("ts").replace(" ", "T"))
