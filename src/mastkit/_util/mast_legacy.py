@@ -17,6 +17,7 @@ in ``_util`` because those two packages must not import each other.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Published MAST (paper v2/v3 numbering of 3.2/3.3).
@@ -91,6 +92,7 @@ _FINAL_BY_NAME.update(
 )  # fmt: skip
 
 
+@functools.lru_cache(maxsize=1024)  # data sets repeat the same few dozen label texts in every record
 def map_label(label: str, round_name: str | None = None) -> tuple[str | None, str | None, str]:
     """Map a MAST label such as ``"2.2 Step repetition\\n\\n<definition>"`` to a final code.
 

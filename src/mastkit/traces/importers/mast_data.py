@@ -31,7 +31,6 @@ MAS and benchmark swapped in the release; the importer swaps them back (original
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Callable, Iterator
@@ -393,7 +392,7 @@ class MastDataImporter(Importer):
             for a in anns:
                 if not isinstance(a, dict) or not isinstance(a.get("failure mode"), str):
                     continue
-                code, native, name = _map_label(a["failure mode"], round_name)
+                code, native, name = map_label(a["failure mode"], round_name)
                 for annotator in sorted(k for k in a if k.startswith("annotator")):
                     v = a[annotator]
                     labels.append(
@@ -410,7 +409,7 @@ class MastDataImporter(Importer):
         mast = rec.get("mast_annotation")
         if isinstance(mast, dict):
             for native, v in mast.items():
-                code, _n, _name = _map_label(str(native), None)
+                code, _n, _name = map_label(str(native), None)
                 labels.append(
                     Label(
                         taxonomy="mast",
@@ -422,7 +421,3 @@ class MastDataImporter(Importer):
                     )
                 )
         return labels
-
-
-# the same few dozen label texts recur in every record
-_map_label = functools.lru_cache(maxsize=1024)(map_label)
