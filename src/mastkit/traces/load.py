@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from mastkit.errors import FormatError, TraceLoadError, UnknownFormatError
 from mastkit.traces.model import Trace
-from mastkit.traces.registry import Importer, candidates, get_importer, importers
+from mastkit.traces.registry import Importer, candidates, consumers, get_importer
 from mastkit.traces.source import Source
 
 # Files skipped when walking a folder: documentation and licences that sit beside traces.
@@ -195,9 +195,9 @@ def _walk_one(path: Path, top: bool) -> Iterator[Source]:
     if candidates(src):
         yield src  # the folder itself is one trace (or a set of them)
         return
-    consumers = [imp for imp in importers() if type(imp).consumes is not Importer.consumes]
+    readers = consumers()
     for child in src.children():
-        if child.name.startswith(".") or any(imp.consumes(child) for imp in consumers):
+        if child.name.startswith(".") or any(imp.consumes(child) for imp in readers):
             continue
         yield from _walk_one(child, top=False)
 

@@ -16,6 +16,7 @@ import importlib
 import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -71,8 +72,19 @@ class Importer(ABC):
 
 _REGISTRY: dict[str, Importer] = {}
 _DISCOVERED = False
-# (for files, for folders), sorted by name: asked for every file loaded, so kept until a registration
-_OFFERED: tuple[list[Importer], list[Importer]] | None = None
+
+
+@dataclass(frozen=True)
+class _Lists:
+    """Views of the registry, sorted by name; asked for every file loaded, so kept until it changes."""
+
+    every: list[Importer]
+    files: list[Importer]  # offered single files
+    dirs: list[Importer]  # offered folders
+    consumers: list[Importer]  # override consumes()
+
+
+_LISTS: _Lists | None = None
 
 ImporterT = TypeVar("ImporterT", bound=type[Importer])
 
@@ -81,17 +93,17 @@ def register(cls: ImporterT) -> ImporterT:
     """Class decorator: register an importer under ``cls.name``."""
     if not getattr(cls, "name", None):
         raise TypeError(f"{cls.__name__} needs a 'name'")
-    global _OFFERED
+    global _LISTS
     _REGISTRY[cls.name] = cls()
-    _OFFERED = None
+    _LISTS = None
     return cls
 
 
 def unregister(name: str) -> None:
     """Remove the importer registered under ``name`` (tests, plugins replacing a built-in)."""
-    global _OFFERED
+    global _LISTS
     del _REGISTRY[name]
-    _OFFERED = None
+    _LISTS = None
 
 
 def _discover() -> None:
@@ -116,20 +128,35 @@ def get_importer(name: str) -> Importer:
         raise KeyError(f"unknown format {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
 
 
+def _lists() -> _Lists:
+    global _LISTS
+    _discover()
+    if _LISTS is None:
+        every = [_REGISTRY[k] for k in sorted(_REGISTRY)]
+        _LISTS = _Lists(
+            every=every,
+            files=[i for i in every if i.accepts_files],
+            dirs=[i for i in every if i.handles_dirs],
+            consumers=[i for i in every if type(i).consumes is not Importer.consumes],
+        )
+    return _LISTS
+
+
 def importers() -> list[Importer]:
     """All registered importers, sorted by name."""
-    _discover()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    return list(_lists().every)
+
+
+def consumers() -> list[Importer]:
+    """The importers that read some files as part of another file's trace (see :meth:`Importer.consumes`)."""
+    return _lists().consumers
 
 
 def candidates(src: Source) -> list[tuple[float, Importer]]:
     """Importers that claim ``src``, most confident first; fallbacks last."""
-    global _OFFERED
-    if _OFFERED is None:
-        every = importers()
-        _OFFERED = [i for i in every if i.accepts_files], [i for i in every if i.handles_dirs]
+    lists = _lists()
     scored: list[tuple[float, Importer]] = []
-    for imp in _OFFERED[1] if src.is_dir else _OFFERED[0]:
+    for imp in lists.dirs if src.is_dir else lists.files:
         try:
             score = float(imp.sniff(src))
         except Exception:  # a sniffer must never break detection
