@@ -62,13 +62,15 @@ _STATUS: dict[str, tuple[str, TerminatedBy]] = {
 
 
 def _event_files(folder: Path) -> list[Path]:
+    """``event-NNNNN-<id>.json`` files of ``folder`` in event order (the name is checked before the
+    file is stat'ed: most entries of a folder being walked are not event files)."""
     try:
-        files = [
-            p for p in folder.iterdir() if _EVENT_FILE.match(p.name) and p.is_file()
-        ]  # name first: no stat
+        found = [
+            (int(m.group(1)), p) for p in folder.iterdir() if (m := _EVENT_FILE.match(p.name)) and p.is_file()
+        ]
     except OSError:
         return []
-    return sorted(files, key=lambda p: (int(_EVENT_FILE.match(p.name).group(1)), p.name))  # type: ignore[union-attr]
+    return [p for _n, p in sorted(found, key=lambda np: (np[0], np[1].name))]
 
 
 def _events_folder(folder: Path) -> Path | None:
