@@ -157,20 +157,35 @@ def test_unknown_format_error_type(tmp_path: Path) -> None:
 def test_gc_is_paused_only_while_a_trace_is_built(tmp_path: Path) -> None:
     import gc
 
+    during: list[bool] = []
+
+    @register
+    class _Recorder(Importer):
+        name = "zz_gc_recorder_test"
+
+        def sniff(self, src: Source) -> float:
+            return 1.0 if src.path.suffix == ".zzgc" else 0.0
+
+        def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+            during.append(gc.isenabled())  # while the loader builds this trace
+            yield Trace(trace_id=src.path.stem, source_format=self.name)
+
     for i in range(3):
-        (tmp_path / f"run{i}.json").write_bytes(orjson.dumps([{"role": "user", "content": f"hi {i}"}]))
-    assert gc.isenabled()
-    seen = []
-    for trace in load_traces(tmp_path):
-        seen.append(gc.isenabled())  # the caller's code runs with the collector on
-        assert trace.events
-    assert seen == [True, True, True] and gc.isenabled()
-    gc.disable()  # a caller that turned it off keeps it off
+        (tmp_path / f"run{i}.zzgc").write_text("x")
     try:
-        assert len(list(load_traces(tmp_path))) == 3
-        assert not gc.isenabled()
+        assert gc.isenabled()
+        between = []
+        for _trace in load_traces(tmp_path):
+            between.append(gc.isenabled())  # the caller's code runs with the collector on
+        assert during == [False, False, False] and between == [True, True, True] and gc.isenabled()
+        gc.disable()  # a caller that turned it off keeps it off
+        try:
+            assert len(list(load_traces(tmp_path))) == 3
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
     finally:
-        gc.enable()
+        unregister("zz_gc_recorder_test")
 
 
 def test_unregistered_importer_is_no_longer_offered(tmp_path: Path) -> None:
