@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from mastkit.traces import Event, ToolCall, ToolResult, Trace, Usage
+from mastkit.traces import Event, SourceRef, ToolCall, ToolResult, Trace, Usage
 
 
 def _trace(**kw: object) -> Trace:
@@ -40,13 +40,40 @@ def test_seq_must_be_dense_and_ordered() -> None:
 
 
 def test_payload_must_match_kind() -> None:
-    with pytest.raises(ValidationError, match="tool_call is set but kind is 'message'"):
+    with pytest.raises(ValueError, match="tool_call is set but kind is 'message'"):
         Event(seq=0, kind="message", tool_call=ToolCall(name="x"))
+    with pytest.raises(ValidationError, match="tool_result is set but kind is 'message'"):
+        Event.validate({"seq": 0, "kind": "message", "tool_result": {"output": "ok"}})
 
 
 def test_unknown_fields_rejected() -> None:
-    with pytest.raises(ValidationError):
+    with pytest.raises(TypeError):
         Event(seq=0, kind="message", colour="red")  # type: ignore[call-arg]
+    with pytest.raises(ValidationError):
+        Event.validate({"seq": 0, "kind": "message", "colour": "red"})
+
+
+def test_events_are_validated_where_they_come_in() -> None:
+    # a dataclass: building one directly does not check field types (importers go through the
+    # builder, which does) ...
+    loose = Event(seq=0, kind="message", content=5)  # type: ignore[arg-type]
+    # ... but a Trace validates the events it is given, and Event.validate checks every field
+    with pytest.raises(ValidationError, match="content"):
+        Trace(trace_id="x", source_format="t", events=[loose])
+    with pytest.raises(ValidationError, match="kind"):
+        Event.validate({"seq": 0, "kind": "mystery"})
+    assert Event.validate({"seq": "3", "kind": "message"}).seq == 3  # coerced as for a model
+
+
+def test_tool_parts_are_checked_on_construction() -> None:
+    # the small dataclasses check their values as pydantic models did: exact types pass, others
+    # are coerced where pydantic would, or rejected
+    assert ToolResult(exit_code="3", duration_ms=5).exit_code == 3  # type: ignore[arg-type]
+    assert ToolResult(duration_ms=5).duration_ms == 5.0
+    with pytest.raises(ValidationError):
+        ToolCall(name=None)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        SourceRef(line="three")  # type: ignore[arg-type]
 
 
 def test_future_schema_version_rejected() -> None:

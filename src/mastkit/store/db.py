@@ -207,9 +207,7 @@ class Store:
             "termination": trace.termination.reason if trace.termination else None,
         }
         # The canonical trace without native records: enough for timelines and evidence in reports.
-        slim = trace.model_copy(
-            update={"raw": None, "events": [e.model_copy(update={"raw": None}) for e in trace.events]}
-        )
+        slim = trace.model_copy(update={"raw": None, "events": [e.replace(raw=None) for e in trace.events]})
         blob = zlib.compress(slim.model_dump_json().encode(), 6)
         self._tx(
             lambda db: db.execute(

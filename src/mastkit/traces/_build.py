@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from datetime import UTC, datetime
@@ -10,18 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
 
 from mastkit.traces.model import EVENT_KINDS, AgentInfo, Event, SourceRef, ToolCall, ToolResult, Trace, Usage
 
 _KINDS = frozenset(EVENT_KINDS)
 _ROLES = frozenset(("system", "user", "assistant", "tool", "environment"))
-_FIELDS = Event.model_fields
-_DEFAULTS = {n: f.default for n, f in _FIELDS.items() if not f.is_required() and f.default_factory is None}
-assert list(_FIELDS)[:2] == ["seq", "kind"] and list(_FIELDS)[-1] == "extra"
-# The instance dict of a new event, in declared field order (serialisation follows the dict's order).
-_TEMPLATE: dict[str, Any] = {"seq": 0, "kind": "message", **_DEFAULTS, "extra": None}
-assert list(_TEMPLATE) == list(_FIELDS)
+_FIELDS = [f.name for f in dataclasses.fields(Event)]
+assert _FIELDS[:2] == ["seq", "kind"]
 _NULL = type(None)
 # Exact types an importer may pass for each field on the fast path (anything else goes through
 # validation: a str subclass, a bool passed as an int, None for a non-optional field, ...).
@@ -39,13 +35,6 @@ _FAST_TYPES: dict[str, frozenset[type] | None] = {
 }  # fmt: skip
 _FAST_NAMES = frozenset(_FAST_TYPES)
 assert set(_FIELDS) - {"seq", "kind"} == _FAST_NAMES
-_SEQ_KIND = frozenset(("seq", "kind"))
-# pydantic's instance slots, set directly (what ``model_construct`` does, minus its overhead)
-_new_event = Event.__new__
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 STRICT = os.environ.get("MASTKIT_STRICT_EVENTS") == "1"
@@ -54,52 +43,37 @@ pydantic and must be equal: importers cannot rely on coercion the fast path does
 
 
 def make_event(seq: int, kind: str, fields: dict[str, Any]) -> Event:
-    """An :class:`Event` without pydantic's per-field validation when every value already has its
-    declared type (the common case for importers); otherwise, or for anything unusual, the normal
-    validating constructor. Loading is dominated by event construction, so this matters.
+    """An :class:`Event` from an importer's values, checked: when every value already has its
+    declared type (the common case) the dataclass is built directly; otherwise, or for anything
+    unusual, pydantic validates it (coercing what it can, raising its own error for the rest).
+    Loading is dominated by event construction, so this matters.
     """
     if kind not in _KINDS or not fields.keys() <= _FAST_NAMES or type(seq) is not int:
-        return Event(seq=seq, kind=kind, **fields)  # unknown kind or field: the model's own error
+        return Event.validate({"seq": seq, "kind": kind, **fields})  # unknown kind or field
     fast = _FAST_TYPES
     for name, value in fields.items():
         types = fast[name]
         if types is not None and type(value) not in types:
-            return Event(seq=seq, kind=kind, **fields)
+            return Event.validate({"seq": seq, "kind": kind, **fields})
     role = fields.get("role")
     if role is not None and role not in _ROLES:
-        return Event(seq=seq, kind=kind, **fields)
+        return Event.validate({"seq": seq, "kind": kind, **fields})
     recipients = fields.get("recipients")
     if recipients is not None and not all(type(x) is str for x in recipients):
-        return Event(seq=seq, kind=kind, **fields)
+        return Event.validate({"seq": seq, "kind": kind, **fields})
     if (fields.get("tool_call") is not None and kind != "tool_call") or (
         fields.get("tool_result") is not None and kind != "tool_result"
     ):
-        return Event(seq=seq, kind=kind, **fields)  # raises the model's own error
-    values = _TEMPLATE.copy()
-    values["seq"] = seq
-    values["kind"] = kind
-    values["extra"] = {}
-    values.update(fields)
-    event = _new_event(Event)
-    _install(event, values, fields.keys() | _SEQ_KIND)
+        return Event.validate({"seq": seq, "kind": kind, **fields})  # raises the model's own error
+    event = Event(seq, kind, **fields)  # type: ignore[arg-type]
     if STRICT:
-        _check_strict(event, Event(seq=seq, kind=kind, **fields))
+        _check_strict(event, Event.validate({"seq": seq, "kind": kind, **fields}))
     return event
 
 
-def _install(obj: BaseModel, values: dict[str, Any], fields_set: set[str]) -> None:
-    """Set up a new instance from values known to have the declared types: what
-    ``model_construct`` does, minus its overhead."""
-    _set_dict(obj, values)
-    _set_fields_set(obj, fields_set)
-    _set_extra(obj, None)
-    _set_private(obj, None)
-
-
-def _check_strict(fast: BaseModel, checked: BaseModel, *, fields_set: bool = True) -> None:
-    """Under STRICT: a fast-built object must equal the validated one (and, unless told
-    otherwise, have the same fields marked as set)."""
-    if checked != fast or (fields_set and checked.model_fields_set != fast.model_fields_set):
+def _check_strict(fast: object, checked: object) -> None:
+    """Under STRICT: a fast-built object must equal the validated one."""
+    if checked != fast:
         raise AssertionError(
             f"fast {type(fast).__name__} differs from the validated one: {checked!r} != {fast!r}"
         )
@@ -126,7 +100,35 @@ def source_ref(
             _POINTER_REFS.clear()
         ref = _POINTER_REFS[pointer] = SourceRef(pointer=pointer)
         return ref
+    if (
+        type(line) in _OPT_INT and type(pointer) in _OPT_STR and type(path) in _OPT_STR
+        and type(offset) in _OPT_INT and type(end_line) in _OPT_INT
+    ):  # fmt: skip
+        # values of the declared types: the frozen dataclass's slots are set directly (its own
+        # constructor goes through object.__setattr__ per field, at three times the cost)
+        ref = _new_ref(SourceRef)
+        _set_ref_path(ref, path)
+        _set_ref_line(ref, line)
+        _set_ref_end_line(ref, end_line)
+        _set_ref_offset(ref, offset)
+        _set_ref_pointer(ref, pointer)
+        if STRICT:
+            _check_strict(
+                ref, SourceRef(path=path, line=line, end_line=end_line, offset=offset, pointer=pointer)
+            )
+        return ref
     return SourceRef(path=path, line=line, end_line=end_line, offset=offset, pointer=pointer)
+
+
+_OPT_STR = frozenset((str, _NULL))
+_OPT_INT = frozenset((int, _NULL))
+_new_ref = object.__new__
+_set_ref_path = SourceRef.__dict__["path"].__set__
+_set_ref_line = SourceRef.__dict__["line"].__set__
+_set_ref_end_line = SourceRef.__dict__["end_line"].__set__
+_set_ref_offset = SourceRef.__dict__["offset"].__set__
+_set_ref_pointer = SourceRef.__dict__["pointer"].__set__
+assert {f.name for f in dataclasses.fields(SourceRef)} == {"path", "line", "end_line", "offset", "pointer"}
 
 
 class TraceBuilder:
@@ -197,7 +199,7 @@ class TraceBuilder:
         trace.__pydantic_fields_set__.add("events")
         if STRICT:
             checked = Trace.model_validate({**trace.__dict__, "events": events})
-            _check_strict(trace, checked, fields_set=False)
+            _check_strict(trace, checked)
         return trace
 
 

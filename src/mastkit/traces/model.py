@@ -18,13 +18,18 @@ Design rules (see ``docs/schema.md``):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from functools import cache
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+_T = TypeVar("_T")
 
 SCHEMA_VERSION = "1.0"
 """Version of the canonical JSONL format written by ``mastkit traces convert``."""
@@ -51,6 +56,25 @@ TerminatedBy = Literal["agent", "harness", "limit", "error", "user", "unknown"]
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False, ser_json_inf_nan="constants")
+
+
+# pydantic's settings for the dataclasses (events and their parts), the same as the models'
+_DATA_CONFIG = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
+_NONE = type(None)
+_OPT_STR: frozenset[type] = frozenset((str, _NONE))
+_OPT_INT: frozenset[type] = frozenset((int, _NONE))
+_OPT_BOOL: frozenset[type] = frozenset((bool, _NONE))
+_OPT_FLOAT: frozenset[type] = frozenset((float, _NONE))
+
+
+def _revalidate(obj: Any) -> None:
+    """For a small dataclass whose values are not all of exactly the declared types: pydantic
+    validates them, coercing what it can (``"3"`` for an int, as it did when these were models),
+    and the results replace them; or it raises ``ValidationError``."""
+    names = [f.name for f in dataclasses.fields(obj)]
+    valid = _adapter(obj.__class__).validate_python({n: getattr(obj, n) for n in names})
+    for n in names:
+        object.__setattr__(obj, n, getattr(valid, n))
 
 
 class Usage(_Model):
@@ -85,11 +109,12 @@ class Usage(_Model):
         return all(getattr(self, f) is None for f in Usage.model_fields)
 
 
-class SourceRef(_Model):
+@dataclass(slots=True, frozen=True)
+class SourceRef:
     """Where an event came from in the source, so evidence can link back to it. Immutable: events
     of different traces may share one (``/history/3``)."""
 
-    model_config = ConfigDict(frozen=True)
+    __pydantic_config__ = _DATA_CONFIG
 
     path: str | None = None
     """The file, when it differs from the trace's first source path (multi-file traces)."""
@@ -102,9 +127,19 @@ class SourceRef(_Model):
     pointer: str | None = None
     """A JSON pointer (RFC 6901) to the record, e.g. ``/history/3``, or a native id (span id)."""
 
+    def __post_init__(self) -> None:
+        if not (
+            type(self.path) in _OPT_STR and type(self.line) in _OPT_INT and type(self.end_line) in _OPT_INT
+            and type(self.offset) in _OPT_INT and type(self.pointer) in _OPT_STR
+        ):  # fmt: skip
+            _revalidate(self)
 
-class ToolCall(_Model):
+
+@dataclass(slots=True)
+class ToolCall:
     """One tool or function invocation issued by an agent."""
+
+    __pydantic_config__ = _DATA_CONFIG
 
     name: str
     """Tool/function name (``bash`` for shell actions)."""
@@ -117,9 +152,19 @@ class ToolCall(_Model):
     namespace: str | None = None
     """MCP server or tool set, when the format names one."""
 
+    def __post_init__(self) -> None:
+        if not (
+            type(self.name) is str and type(self.call_id) in _OPT_STR and type(self.arguments_raw) in _OPT_STR
+            and type(self.namespace) in _OPT_STR
+        ):  # fmt: skip
+            _revalidate(self)
 
-class ToolResult(_Model):
+
+@dataclass(slots=True)
+class ToolResult:
     """The result of a tool call, as the agent saw it."""
+
+    __pydantic_config__ = _DATA_CONFIG
 
     call_id: str | None = None
     """Id of the :class:`ToolCall` this answers."""
@@ -136,9 +181,29 @@ class ToolResult(_Model):
     duration_ms: float | None = None
     """How long the tool ran."""
 
+    def __post_init__(self) -> None:
+        if not (
+            type(self.call_id) in _OPT_STR and type(self.name) in _OPT_STR and type(self.output) in _OPT_STR
+            and type(self.is_error) in _OPT_BOOL and type(self.exit_code) in _OPT_INT
+            and type(self.status) in _OPT_STR and type(self.duration_ms) in _OPT_FLOAT
+        ):  # fmt: skip
+            _revalidate(self)
 
-class Event(_Model):
-    """One thing that happened in a run: a message, a tool call, a result, an error, ..."""
+
+@dataclass(slots=True)
+class Event:
+    """One thing that happened in a run: a message, a tool call, a result, an error, ...
+
+    Events (with :class:`ToolCall`, :class:`ToolResult` and :class:`SourceRef`) are slotted
+    dataclasses, not pydantic models: a load builds one per message, and a pydantic instance
+    costs several times more to create. They are validated where they come in: by the
+    importers' builder (``mastkit.traces._build.make_event``), whenever a :class:`Trace` is
+    validated (canonical JSONL, the store), and by :meth:`validate`. Constructing one directly
+    checks only that a tool call / result payload matches ``kind``.
+    """
+
+    # a Trace built from Event objects validates them too (pydantic trusts dataclass instances)
+    __pydantic_config__ = ConfigDict(_DATA_CONFIG, revalidate_instances="always")  # type: ignore[misc]
 
     seq: int
     """Position in the trace, 0..n-1: the ordering truth."""
@@ -184,16 +249,25 @@ class Event(_Model):
     """Where in the source the event came from."""
     raw: Any = None
     """The native record, unchanged (dict, list or text)."""
-    extra: dict[str, Any] = Field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
     """Format-specific fields the model has no place for."""
 
-    @model_validator(mode="after")
-    def _payload_matches_kind(self) -> Event:
+    def __post_init__(self) -> None:
         if self.tool_call is not None and self.kind != "tool_call":
             raise ValueError(f"event {self.seq}: tool_call is set but kind is {self.kind!r}")
         if self.tool_result is not None and self.kind != "tool_result":
             raise ValueError(f"event {self.seq}: tool_result is set but kind is {self.kind!r}")
-        return self
+
+    @classmethod
+    def validate(cls, data: Any) -> Event:
+        """An event from a dict (or an event), every field checked as pydantic checks a model;
+        raises :class:`pydantic.ValidationError`."""
+        event: Event = _adapter(Event).validate_python(data)
+        return event
+
+    def replace(self, **changes: Any) -> Event:
+        """A copy with some fields changed (not validated, like ``model_copy(update=...)``)."""
+        return dataclasses.replace(self, **changes)
 
     def text(self) -> str:
         """A one-string rendering of the event for search and display."""
@@ -397,3 +471,8 @@ class Trace(_Model):
         if total.is_empty() and self.usage is not None:
             return self.usage
         return total
+
+
+@cache
+def _adapter(cls: type[_T]) -> TypeAdapter[_T]:
+    return TypeAdapter(cls)

@@ -153,9 +153,7 @@ class ConvertReport(BaseModel):
 def dump_trace(trace: Trace, *, drop_raw: bool = False) -> bytes:
     """One canonical JSONL line (with trailing newline) for ``trace``."""
     if drop_raw:
-        trace = trace.model_copy(
-            update={"events": [e.model_copy(update={"raw": None}) for e in trace.events], "raw": None}
-        )
+        trace = trace.model_copy(update={"events": [e.replace(raw=None) for e in trace.events], "raw": None})
     return trace.model_dump_json().encode() + b"\n"
 
 
