@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from mastkit.traces import Event, SourceRef, ToolCall, ToolResult, Trace, Usage
+from mastkit.traces import Event, Label, SourceRef, ToolCall, ToolResult, Trace, Usage
 
 
 def _trace(**kw: object) -> Trace:
@@ -106,3 +106,13 @@ def test_derived_views() -> None:
     assert t.actors() == ["user", "coder", "environment"]
     assert t.kind_counts()["tool_call"] == 2
     assert t.events[1].text() == "bash(ls)"
+
+
+def test_labels_are_checked_on_construction() -> None:
+    assert Label(step="3", present=True).step == 3  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        Label(kind="opinion")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        Label(source="crowd")  # type: ignore[arg-type]
+    t = Trace(trace_id="x", source_format="t", labels=[Label(code="FM-1.3", present=True, source="human")])
+    assert Trace.model_validate_json(t.model_dump_json()) == t

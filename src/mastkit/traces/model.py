@@ -329,10 +329,21 @@ class Outcome(_Model):
     """Expected answer, when the source carries one."""
 
 
-class Label(_Model):
-    """An annotation that came with the source (human or model labels, attribution)."""
+LabelKind = Literal["failure_mode", "attribution", "other"]
+LabelSource = Literal["human", "llm", "dataset", "unknown"]
 
-    kind: Literal["failure_mode", "attribution", "other"] = "failure_mode"
+
+@dataclass(slots=True)
+class Label:
+    """An annotation that came with the source (human or model labels, attribution).
+
+    A slotted dataclass like :class:`Event` (a MAST-Data trace carries ~50): values of exactly
+    the declared types are taken as they are, anything else is validated by pydantic, which
+    coerces what it can or raises ``ValidationError``."""
+
+    __pydantic_config__ = _DATA_CONFIG
+
+    kind: LabelKind = "failure_mode"
     """What is labelled: a failure mode, the responsible agent/step, or something else."""
     taxonomy: str | None = None
     """Taxonomy id for failure-mode labels, e.g. ``mast``."""
@@ -344,7 +355,7 @@ class Label(_Model):
     """Verdict; None when the source says the label is unavailable."""
     annotator: str | None = None
     """Who labelled: ``annotator_1``, ``o1``, ``who_and_when``, ..."""
-    source: Literal["human", "llm", "dataset", "unknown"] = "unknown"
+    source: LabelSource = "unknown"
     """Kind of labeller."""
     agent: str | None = None
     """Responsible agent (attribution labels)."""
@@ -352,8 +363,22 @@ class Label(_Model):
     """Responsible step: the Event.seq it points at (attribution labels)."""
     reason: str | None = None
     """Free-text reason or note."""
-    extra: dict[str, Any] = Field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
     """Other label fields."""
+
+    def __post_init__(self) -> None:
+        if not (
+            type(self.kind) is str and self.kind in _LABEL_KINDS and type(self.taxonomy) in _OPT_STR
+            and type(self.code) in _OPT_STR and type(self.native_code) in _OPT_STR
+            and type(self.present) in _OPT_BOOL and type(self.annotator) in _OPT_STR
+            and type(self.source) is str and self.source in _LABEL_SOURCES and type(self.agent) in _OPT_STR
+            and type(self.step) in _OPT_INT and type(self.reason) in _OPT_STR and type(self.extra) is dict
+        ):  # fmt: skip
+            _revalidate(self)
+
+
+_LABEL_KINDS = frozenset(LabelKind.__args__)  # type: ignore[attr-defined]
+_LABEL_SOURCES = frozenset(LabelSource.__args__)  # type: ignore[attr-defined]
 
 
 Segmentation = Literal["structured", "heuristic", "raw_unsegmented"]
