@@ -48,27 +48,26 @@ def make_event(seq: int, kind: str, fields: dict[str, Any]) -> Event:
     unusual, pydantic validates it (coercing what it can, raising its own error for the rest).
     Loading is dominated by event construction, so this matters.
     """
-    if kind not in _KINDS or not fields.keys() <= _FAST_NAMES or type(seq) is not int:
-        return Event.validate({"seq": seq, "kind": kind, **fields})  # unknown kind or field
-    fast = _FAST_TYPES
-    for name, value in fields.items():
-        types = fast[name]
-        if types is not None and type(value) not in types:
-            return Event.validate({"seq": seq, "kind": kind, **fields})
-    role = fields.get("role")
-    if role is not None and role not in _ROLES:
-        return Event.validate({"seq": seq, "kind": kind, **fields})
-    recipients = fields.get("recipients")
-    if recipients is not None and not all(type(x) is str for x in recipients):
-        return Event.validate({"seq": seq, "kind": kind, **fields})
-    if (fields.get("tool_call") is not None and kind != "tool_call") or (
-        fields.get("tool_result") is not None and kind != "tool_result"
-    ):
-        return Event.validate({"seq": seq, "kind": kind, **fields})  # raises the model's own error
-    event = Event(seq, kind, **fields)  # type: ignore[arg-type]
-    if STRICT:
-        _check_strict(event, Event.validate({"seq": seq, "kind": kind, **fields}))
-    return event
+    if kind in _KINDS and type(seq) is int:
+        fast = _FAST_TYPES
+        try:
+            for name, value in fields.items():
+                types = fast[name]  # KeyError: not a field
+                if types is not None and type(value) not in types:
+                    break
+            else:
+                role = fields.get("role")
+                recipients = fields.get("recipients")
+                if (role is None or role in _ROLES) and (
+                    recipients is None or all(type(x) is str for x in recipients)
+                ):
+                    event = Event(seq, kind, **fields)  # type: ignore[arg-type]  # ValueError: payload vs kind
+                    if STRICT:
+                        _check_strict(event, Event.validate({"seq": seq, "kind": kind, **fields}))
+                    return event
+        except (KeyError, ValueError):
+            pass
+    return Event.validate({"seq": seq, "kind": kind, **fields})  # coerced, or pydantic's own error
 
 
 def _check_strict(fast: object, checked: object) -> None:
