@@ -4,8 +4,8 @@ For each data set it times, in the same process, best of N rounds in which the t
 (so a slow spell of a shared machine hits them alike):
   * floor-json   : read every file + json.loads of each document (each JSONL line, each member of a
                    zipped log); a text log (ChatDev, MetaGPT) is only read and split into lines
-  * floor-orjson : the same with orjson.loads, or json.loads for a document holding a bare NaN or
-                   Infinity, which orjson rejects (the MAST human file), as mastkit does
+  * floor-orjson : the same with orjson.loads, falling back to json.loads for a document orjson
+                   rejects (the MAST human file's bare NaN), as mastkit does
   * mastkit      : iterating load_traces(path) -- walking, sniffing, parsing, building canonical traces
 and prints MB/s, traces/s and the ratio mastkit / floor. Data sets: the shared Who&When, MAST human
 file and trace samples, a synthetic MAST-Data-shaped array (bodies from the MAST human file) and a
@@ -39,7 +39,6 @@ from pathlib import Path
 import orjson
 
 from mastkit import load_traces
-from mastkit._util import jsonstream
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SHARED = ROOT.parent / "shared" / "data"
@@ -96,10 +95,11 @@ def floor(files: list[Path], loads: Callable[[bytes], object]) -> int:
 
 
 def orjson_or_json(data: bytes) -> object:
-    """orjson, or json (which also takes NaN and Infinity) where a document holds such a value:
-    mastkit's own parse (``mastkit._util.jsonstream.loads``), which does not let orjson read a
-    whole document before failing at its constant. A text log still fails both."""
-    return jsonstream.loads(data)
+    """orjson, else json (which also takes NaN and Infinity): a text log still fails both."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def interleaved_best(runs: int, fns: dict[str, Callable[[], int]]) -> dict[str, tuple[float, int]]:

@@ -2,14 +2,13 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 
 import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mastkit._util.jsonstream import _has_bare_constant, iter_json_array, iter_jsonl, loads
+from mastkit._util.jsonstream import iter_json_array, iter_jsonl
 from mastkit.errors import FormatError
 
 json_values = st.recursive(
@@ -64,38 +63,3 @@ def test_jsonl_bad_line_is_reported_and_rest_continues() -> None:
     assert isinstance(items[1][2], FormatError) and items[1][2].line == 2
     assert items[2][2] == {"c": 3}
     assert items[2][1] == raw.index(b'{"c"')
-
-
-@pytest.mark.parametrize(
-    ("doc", "bare"),
-    [
-        (b'{"a": NaN}', True),
-        ('{"a": [1, -Infinity]}', True),
-        (b"[NaN]", True),
-        (b'{"a": "NaN"}', False),  # a string, not a value
-        (b'{"a": "Infinity and beyond"}', False),
-        (b'{"a": 1}', False),
-    ],
-)
-def test_bare_constants_are_spotted(doc: bytes | str, bare: bool) -> None:
-    assert _has_bare_constant(doc) is bare
-
-
-@pytest.mark.parametrize(
-    "doc",
-    [
-        b'{"a": NaN, "b": "x"}',  # stdlib parser first
-        b'{"a": "x: NaN, y", "b": 2}',  # looks like a bare NaN inside a string: stdlib first, same result
-        b'{"a": "NaN"}',  # orjson
-        '{"a": [Infinity, -Infinity]}',
-    ],
-)
-def test_loads_reads_what_the_stdlib_reads(doc: bytes | str) -> None:
-    assert repr(loads(doc)) == repr(json.loads(doc))
-
-
-def test_loads_raises_orjson_error_when_neither_parser_can() -> None:
-    with pytest.raises(orjson.JSONDecodeError):
-        loads(b'{"a": NaN,')
-    with pytest.raises(orjson.JSONDecodeError):
-        loads(b'{"a": 1,')

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import codecs
 import json
-import re
 from collections.abc import Iterator
-from typing import IO, Any, AnyStr
+from typing import IO, Any
 
 import orjson
 
@@ -23,62 +22,15 @@ CHUNK = 4 * 1024 * 1024
 
 def loads(data: bytes | str) -> Any:
     """Parse JSON with orjson; fall back to the stdlib parser for NaN/Infinity, which Python's json
-    module writes and real data sets contain (orjson rejects them). Raises orjson.JSONDecodeError.
-
-    A document that visibly holds such a constant as a value goes to the stdlib parser first:
-    orjson would read up to the constant (the MAST human file has its only ``NaN`` 400 bytes
-    before its end) and fail, and then the whole document is parsed a second time."""
-    stdlib_first = _has_bare_constant(data)
-    if stdlib_first:
+    module writes and real data sets contain (orjson rejects them). Raises orjson.JSONDecodeError."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
         try:
             return json.loads(data)
         except (ValueError, RecursionError):
             pass
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        if not stdlib_first:
-            try:
-                return json.loads(data)
-            except (ValueError, RecursionError):
-                pass
         raise
-
-
-_CONSTANTS_B = (b"NaN", b"Infinity")
-_CONSTANTS_S = ("NaN", "Infinity")
-_BEFORE_B = re.compile(rb"[:,\[][ \t\r\n]*-?\Z")
-_BEFORE_S = re.compile(r"[:,\[][ \t\r\n]*-?\Z")
-_AFTER_B = re.compile(rb"[ \t\r\n]*[,\]}]")
-_AFTER_S = re.compile(r"[ \t\r\n]*[,\]}]")
-
-
-def _has_bare_constant(data: bytes | str) -> bool:
-    """Whether ``data`` seems to hold ``NaN``/``Infinity`` as a JSON value (after ``:``, ``,`` or
-    ``[`` and before ``,``, ``]`` or ``}``). A guess either way only decides which parser goes
-    first."""
-    if isinstance(data, bytes):
-        return _bare_constant_in(data, _CONSTANTS_B, _BEFORE_B, _AFTER_B)
-    return _bare_constant_in(data, _CONSTANTS_S, _BEFORE_S, _AFTER_S)
-
-
-def _bare_constant_in(
-    data: AnyStr,
-    words: tuple[AnyStr, ...],
-    before: re.Pattern[AnyStr],
-    after: re.Pattern[AnyStr],
-    limit: int = 256,
-) -> bool:
-    """:func:`_has_bare_constant`, looking at the first ``limit`` occurrences of the words."""
-    for word in words:
-        at = data.find(word)
-        while at != -1 and limit > 0:
-            limit -= 1
-            end = at + len(word)
-            if before.search(data, max(0, at - 32), at) and after.match(data, end):
-                return True
-            at = data.find(word, end)
-    return False
 
 
 def iter_jsonl(fh: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
