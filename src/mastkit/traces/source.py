@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from mastkit._util.jsonstream import iter_json_array, iter_jsonl, loads
+from mastkit._util.jsonstream import iter_json_array, iter_jsonl, loads, open_lines
 from mastkit.errors import FormatError
 
 HEAD_BYTES = 64 * 1024
@@ -258,7 +258,7 @@ class Source:
 
     def iter_jsonl(self) -> Iterator[tuple[int, int, Any]]:
         """Stream ``(line_no, offset, value_or_FormatError)`` for JSONL files."""
-        with self.path.open("rb") as fh:
+        with open_lines(self.path) as fh:
             yield from iter_jsonl(fh)
 
     def iter_array(self) -> Iterator[tuple[int, int, Any]]:

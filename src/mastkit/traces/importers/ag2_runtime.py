@@ -53,7 +53,7 @@ from typing import Any
 
 import orjson
 
-from mastkit._util.jsonstream import loads
+from mastkit._util.jsonstream import loads, open_lines
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import (
     TraceBuilder,
@@ -541,7 +541,7 @@ class _Builder:
 def _iter_lines(src: Source) -> Iterator[tuple[int, int, str]]:
     """(line_no, byte offset, text) of each non-blank line, streamed."""
     offset = 0
-    with src.path.open("rb") as fh:
+    with open_lines(src.path) as fh:
         for line_no, line in enumerate(fh, start=1):
             start = offset
             offset += len(line)

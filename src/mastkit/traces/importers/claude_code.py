@@ -40,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from mastkit._util.jsonstream import iter_jsonl
+from mastkit._util.jsonstream import iter_jsonl, open_lines
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import (
     TraceBuilder,
@@ -234,7 +234,7 @@ class _FileParser:
             self.st.errors.append(TraceLoadError(self.path, exc.reason))
 
     def parse(self) -> None:
-        with self.path.open("rb") as fh:
+        with open_lines(self.path) as fh:
             for line, offset, rec in iter_jsonl(fh):
                 if isinstance(rec, FormatError):
                     self.st.errors.append(TraceLoadError(self.path, rec.reason, line=line, offset=offset))

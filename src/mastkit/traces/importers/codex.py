@@ -47,7 +47,7 @@ from typing import Any
 
 import orjson
 
-from mastkit._util.jsonstream import iter_jsonl
+from mastkit._util.jsonstream import iter_jsonl, open_lines
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import (
     TraceBuilder,
@@ -305,7 +305,7 @@ class _RolloutParser:
                 else:
                     self.st.errors.append(TraceLoadError(self.path, f"items[{i - 1}] is not an object"))
             return
-        with self.path.open("rb") as fh:
+        with open_lines(self.path) as fh:
             for line, offset, rec in iter_jsonl(fh):
                 if isinstance(rec, FormatError):
                     self.st.errors.append(TraceLoadError(self.path, rec.reason, line=line, offset=offset))
@@ -1021,7 +1021,7 @@ def load_legacy_exec(importer_name: str, path: Path) -> Iterator[Trace | TraceLo
     group_first: int | None = None  # first event since the last token_count
     group_n = 1
     session_id: str | None = None
-    with path.open("rb") as fh:
+    with open_lines(path) as fh:
         for line, offset, rec in iter_jsonl(fh):
             if isinstance(rec, FormatError):
                 errors.append(TraceLoadError(path, rec.reason, line=line, offset=offset))
@@ -1237,7 +1237,7 @@ def load_exec_stream(
     errors: list[TraceLoadError] = []
     thread: str | None = None
     usages: dict[int, Usage | None] = {}
-    with path.open("rb") as fh:
+    with open_lines(path) as fh:
         for line, offset, rec in iter_jsonl(fh):
             if isinstance(rec, FormatError):
                 errors.append(TraceLoadError(path, rec.reason, line=line, offset=offset))
