@@ -12,7 +12,18 @@ from typing import Any
 
 import orjson
 
-from mastkit.traces.model import EVENT_KINDS, AgentInfo, Event, SourceRef, ToolCall, ToolResult, Trace, Usage
+from mastkit.traces.model import (
+    _OPT_INT,
+    _OPT_STR,
+    EVENT_KINDS,
+    AgentInfo,
+    Event,
+    SourceRef,
+    ToolCall,
+    ToolResult,
+    Trace,
+    Usage,
+)
 
 _KINDS = frozenset(EVENT_KINDS)
 _ROLES = frozenset(("system", "user", "assistant", "tool", "environment"))
@@ -119,8 +130,6 @@ def source_ref(
     return SourceRef(path=path, line=line, end_line=end_line, offset=offset, pointer=pointer)
 
 
-_OPT_STR = frozenset((str, _NULL))
-_OPT_INT = frozenset((int, _NULL))
 _new_ref = object.__new__
 _set_ref_path = SourceRef.__dict__["path"].__set__
 _set_ref_line = SourceRef.__dict__["line"].__set__
