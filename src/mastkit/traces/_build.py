@@ -102,32 +102,37 @@ def source_ref(
     pointer: str | None = None,
 ) -> SourceRef:
     """A :class:`SourceRef`; pointer-only refs are shared (SourceRef is frozen), which saves one
-    model per event for formats whose events are addressed by JSON pointer."""
+    object per event for formats whose events are addressed by JSON pointer."""
     if path is None and line is None and offset is None and end_line is None and type(pointer) is str:
         if (hit := _POINTER_REFS.get(pointer)) is not None:
             return hit
         if len(_POINTER_REFS) >= 8192:
             _POINTER_REFS.clear()
-        ref = _POINTER_REFS[pointer] = SourceRef(pointer=pointer)
+        ref = _POINTER_REFS[pointer] = _fast_ref(None, None, None, None, pointer)
         return ref
     if (
         type(line) in _OPT_INT and type(pointer) in _OPT_STR and type(path) in _OPT_STR
         and type(offset) in _OPT_INT and type(end_line) in _OPT_INT
     ):  # fmt: skip
-        # values of the declared types: the frozen dataclass's slots are set directly (its own
-        # constructor goes through object.__setattr__ per field, at three times the cost)
-        ref = _new_ref(SourceRef)
-        _set_ref_path(ref, path)
-        _set_ref_line(ref, line)
-        _set_ref_end_line(ref, end_line)
-        _set_ref_offset(ref, offset)
-        _set_ref_pointer(ref, pointer)
-        if STRICT:
-            _check_strict(
-                ref, SourceRef(path=path, line=line, end_line=end_line, offset=offset, pointer=pointer)
-            )
-        return ref
+        return _fast_ref(path, line, end_line, offset, pointer)
     return SourceRef(path=path, line=line, end_line=end_line, offset=offset, pointer=pointer)
+
+
+def _fast_ref(
+    path: str | None, line: int | None, end_line: int | None, offset: int | None, pointer: str | None
+) -> SourceRef:
+    """A SourceRef from values of the declared types: the frozen dataclass's slots are set
+    directly (its own constructor goes through ``object.__setattr__`` per field, at three times
+    the cost)."""
+    ref = _new_ref(SourceRef)
+    _set_ref_path(ref, path)
+    _set_ref_line(ref, line)
+    _set_ref_end_line(ref, end_line)
+    _set_ref_offset(ref, offset)
+    _set_ref_pointer(ref, pointer)
+    if STRICT:
+        _check_strict(ref, SourceRef(path=path, line=line, end_line=end_line, offset=offset, pointer=pointer))
+    return ref
 
 
 _new_ref = object.__new__
