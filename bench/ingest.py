@@ -7,7 +7,8 @@ For each data set it times, in the same process, best of N rounds in which the t
   * floor-orjson : the same with orjson.loads, falling back to json.loads for a document orjson
                    rejects (the MAST human file's bare NaN), as mastkit does
   * mastkit      : iterating load_traces(path) -- walking, sniffing, parsing, building canonical traces
-and prints MB/s, traces/s and the ratio mastkit / floor. Data sets: the shared Who&When, MAST human
+and prints MB/s, traces/s and the ratio mastkit / floor, also for the three shared data sets taken
+together (total bytes over total time). Data sets: the shared Who&When, MAST human
 file and trace samples, a synthetic MAST-Data-shaped array (bodies from the MAST human file) and a
 synthetic chat-message JSONL.
 
@@ -155,6 +156,26 @@ def bench_dataset(name: str, path: Path, runs: int) -> dict[str, float]:
     return row
 
 
+def together(rows: list[dict[str, float]]) -> dict[str, float]:
+    """The shared data sets as one: total bytes over the total of each one's best time."""
+    size_mb = sum(r["MB"] for r in rows)
+    t = {k: sum(r["MB"] / r[f"{k}_MBps"] for r in rows) for k in ("json", "orjson", "mastkit")}
+    row = {
+        "MB": size_mb,
+        "json_ms": t["json"] * 1e3,
+        "orjson_ms": t["orjson"] * 1e3,
+        "mastkit_ms": t["mastkit"] * 1e3,
+        "ratio_vs_json": t["json"] / t["mastkit"],
+        "ratio_vs_orjson": t["orjson"] / t["mastkit"],
+    }
+    print(
+        f"{'shared data together':<28} {size_mb:8.1f} MB              | json {row['json_ms']:7.1f} ms   | "
+        f"orjson {row['orjson_ms']:7.1f} ms   | mastkit {row['mastkit_ms']:7.1f} ms"
+        f"{'':18} | x{row['ratio_vs_json']:.2f} of json, x{row['ratio_vs_orjson']:.2f} of orjson"
+    )
+    return row
+
+
 def synthetic_mast_data(out: Path, target_mb: float, human_file: Path | None) -> None:
     """A MAST-Data-shaped full file (one top-level array), bodies taken from the human file when present."""
     bodies: list[tuple[str, str, str]] = []
@@ -298,6 +319,9 @@ def main() -> None:
             results[name] = bench_dataset(name, path, args.runs)
         else:
             print(f"{name:<28} skipped: {path} not found")
+    shared = [r for r in results.values() if isinstance(r, dict)]
+    if len(shared) > 1:
+        results["shared data together"] = together(shared)
     with tempfile.TemporaryDirectory() as tmp:
         mast = Path(tmp) / "MAD_full_dataset.json"
         synthetic_mast_data(

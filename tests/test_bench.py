@@ -30,6 +30,14 @@ def test_ingest_bench_runs_and_writes_figures(tmp_path: Path) -> None:
     assert "memory: skipped" in text
     if (SHARED_DATA / "who_and_when").exists():
         assert figures["who_and_when (184 files)"]["traces"] == 184
+        whole = figures["shared data together"]
+        shared = [r for name, r in figures.items() if not name.startswith(("synthetic", "shared"))]
+        assert whole["MB"] == sum(r["MB"] for r in shared)
+        assert (
+            min(r["ratio_vs_json"] for r in shared)
+            <= whole["ratio_vs_json"]
+            <= max(r["ratio_vs_json"] for r in shared)
+        )
 
 
 def test_ingest_breakdown_runs() -> None:
