@@ -116,3 +116,16 @@ def test_labels_are_checked_on_construction() -> None:
         Label(source="crowd")  # type: ignore[arg-type]
     t = Trace(trace_id="x", source_format="t", labels=[Label(code="FM-1.3", present=True, source="human")])
     assert Trace.model_validate_json(t.model_dump_json()) == t
+
+
+def test_label_extra_keys_are_checked_like_the_model() -> None:
+    # Label.extra is dict[str, Any]: a non-str key was a ValidationError when Label was a model; a
+    # dataclass that kept it would write {"1": 2} and load back unequal
+    with pytest.raises(ValidationError):
+        Label(extra={1: 2})  # type: ignore[dict-item]
+
+    class Key(str):
+        pass
+
+    lab = Label(extra={Key("k"): 1})
+    assert [type(k) for k in lab.extra] == [str]  # what pydantic makes of a str subclass

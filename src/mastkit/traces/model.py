@@ -373,6 +373,7 @@ class Label:
             and type(self.present) in _OPT_BOOL and type(self.annotator) in _OPT_STR
             and type(self.source) is str and self.source in _LABEL_SOURCES and type(self.agent) in _OPT_STR
             and type(self.step) in _OPT_INT and type(self.reason) in _OPT_STR and type(self.extra) is dict
+            and all(type(k) is str for k in self.extra)
         ):  # fmt: skip
             _revalidate(self)
 
