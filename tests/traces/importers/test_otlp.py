@@ -610,6 +610,32 @@ def _jaeger_trace(tid: str, start: Any) -> dict[str, Any]:
     return {"traceID": tid, "spans": [span], "processes": {"p1": {"serviceName": "svc", "tags": []}}}
 
 
+def test_an_unreadable_span_is_reported_and_the_rest_loads(tmp_path: Path) -> None:
+    # one request holding two traces and two spans that cannot be read (no span id; not an
+    # object): each is a TraceLoadError naming where it is, and both traces still load
+    other = _sp("00000000000000c1", traceId="22" * 16)
+    request = _req(_sp("00000000000000a1"), {"name": "x", "traceId": "11" * 16}, "oops", other)
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(request))
+    traces, errors = _load(path)
+    assert sorted(t.trace_id for t in traces) == ["11" * 16, "22" * 16]
+    spans = "/resourceSpans/0/scopeSpans/0/spans"
+    assert [e.reason for e in errors] == [
+        f"span at {spans}/1 has no traceId/spanId",
+        f"span at {spans}/2 is not an object",
+    ]
+    # in JSONL, a bad span is reported with its line; a line with no readable span is one error
+    lines = [_req(_sp("00000000000000a1")), _req(_sp("00000000000000a2"), 7), _req("oops", 8)]
+    jsonl = tmp_path / "requests.jsonl"
+    jsonl.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    traces, errors = _load(jsonl)
+    assert [len(t.events) for t in traces] == [2]
+    assert [(e.line, e.reason) for e in errors] == [
+        (2, f"span at {spans}/1 is not an object"),
+        (3, f"span at {spans}/0 is not an object (and 1 other unreadable spans)"),
+    ]
+
+
 def test_jaeger_bad_times_and_a_bad_trace(tmp_path: Path) -> None:
     # non-finite µs times are dropped (they raised ValueError/OverflowError); one bad trace of a
     # Jaeger file is a TraceLoadError and the other traces still load

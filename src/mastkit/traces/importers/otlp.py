@@ -470,6 +470,7 @@ class OtlpImporter(Importer):
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
         spans: list[_Span] = []
         errors = 0
+        bad: list[str] = []  # spans of a record that could not be read: reported, the rest loads
         shape = src.json_shape
         if shape == "jsonl":
             for line, offset, value in src.iter_jsonl():
@@ -478,21 +479,27 @@ class OtlpImporter(Importer):
                     yield TraceLoadError(src.path, value.reason, line=line, offset=offset)
                     continue
                 try:
-                    spans.extend(self._record(value, line, "", len(spans)))
+                    spans.extend(self._read(value, line, "", len(spans), bad))
                 except FormatError as exc:
                     if not spans and not errors:
                         raise FormatError(exc.reason, line=line) from None
                     errors += 1
                     yield TraceLoadError(src.path, exc.reason, line=line, offset=offset)
+                errors += len(bad)
+                yield from (TraceLoadError(src.path, reason, line=line, offset=offset) for reason in bad)
+                bad.clear()
         elif shape == "array":
             for i, _off, item in src.iter_array():
                 try:
-                    spans.extend(self._record(item, None, f"/{i}", len(spans)))
+                    spans.extend(self._read(item, None, f"/{i}", len(spans), bad))
                 except FormatError as exc:
                     if not spans and not errors:
                         raise FormatError(f"item {i}: {exc.reason}") from None
                     errors += 1
                     yield TraceLoadError(src.path, f"item {i}: {exc.reason}")
+                errors += len(bad)
+                yield from (TraceLoadError(src.path, f"item {i}: {reason}") for reason in bad)
+                bad.clear()
         elif shape == "object" and isinstance(src.json, dict) and _is_jaeger(src.json):
             # a Jaeger file holds many traces: a bad one is reported, the others still load
             data = src.json["data"]
@@ -505,7 +512,9 @@ class OtlpImporter(Importer):
                     errors += 1
                     yield TraceLoadError(src.path, exc.reason)
         elif shape == "object":
-            spans.extend(self._record(src.json, None, "", 0))
+            spans.extend(self._read(src.json, None, "", 0, bad))
+            errors += len(bad)
+            yield from (TraceLoadError(src.path, reason) for reason in bad)
         else:
             raise FormatError("not a JSON or JSONL file")
         if not spans:
@@ -521,30 +530,42 @@ class OtlpImporter(Importer):
             except (ValueError, TypeError, KeyError) as exc:
                 yield TraceLoadError(src.path, f"trace {tid}: {validation_reason(exc)}")
 
-    def _record(self, rec: Any, line: int | None, pointer: str, order: int) -> list[_Span]:
-        """The spans in one record: an export request, a flat span, or a list/wrapper of them."""
+    def _read(self, rec: Any, line: int | None, pointer: str, order: int, bad: list[str]) -> list[_Span]:
+        """:meth:`_record`, where a record none of whose spans can be read is itself broken."""
+        got = self._record(rec, line, pointer, order, bad)
+        if bad and not got:
+            reason = bad[0] if len(bad) == 1 else f"{bad[0]} (and {len(bad) - 1} other unreadable spans)"
+            bad.clear()
+            raise FormatError(reason)
+        return got
+
+    def _record(self, rec: Any, line: int | None, pointer: str, order: int, bad: list[str]) -> list[_Span]:
+        """The spans in one record: an export request, a flat span, or a list/wrapper of them.
+        A span that cannot be read (not an object, no ids) is left out and its reason added to
+        ``bad``; a record whose structure is wrong raises FormatError."""
         if isinstance(rec, list):
             out: list[_Span] = []
             for i, item in enumerate(rec):
-                out.extend(self._record(item, line, f"{pointer}/{i}", order + len(out)))
+                out.extend(self._record(item, line, f"{pointer}/{i}", order + len(out), bad))
             return out
         if not isinstance(rec, dict):
             raise FormatError(f"record is a {type(rec).__name__}, not an OTLP request or span")
         for key in _REQUEST_KEYS:
             if key in rec:
-                return self._request(rec[key], key, line, pointer, order)
+                return self._request(rec[key], key, line, pointer, order, bad)
         if _is_jaeger(rec):
             return self._jaeger(rec["data"], line, pointer, order)
         inner = _wrapped_request(rec)
         if inner is not None:
-            return self._record(rec[inner], line, f"{pointer}/{inner}", order)
+            return self._record(rec[inner], line, f"{pointer}/{inner}", order, bad)
         if _is_flat_span(rec):
             return [self._span(rec, {}, {}, line, pointer, order)]
         if isinstance(rec.get("spans"), list):
             out = []
             for i, item in enumerate(rec["spans"]):
                 if not _is_flat_span(item):
-                    raise FormatError(f"spans[{i}] is not a span (needs name, trace id and span id)")
+                    bad.append(f"{pointer}/spans/{i} is not a span (needs name, trace id and span id)")
+                    continue
                 out.append(self._span(item, {}, {}, line, f"{pointer}/spans/{i}", order + len(out)))
             return out
         if any(k in rec for k in _NOT_TRACES):
@@ -552,7 +573,9 @@ class OtlpImporter(Importer):
         keys = ", ".join(list(rec)[:6])
         raise FormatError(f"record is not an OTLP ExportTraceServiceRequest or span (keys: {keys})")
 
-    def _request(self, rss: Any, key: str, line: int | None, pointer: str, order: int) -> list[_Span]:
+    def _request(
+        self, rss: Any, key: str, line: int | None, pointer: str, order: int, bad: list[str]
+    ) -> list[_Span]:
         if not isinstance(rss, list):
             raise FormatError(f"{key} is not a list")
         out: list[_Span] = []
@@ -585,7 +608,10 @@ class OtlpImporter(Importer):
                     raise FormatError(f"{key}[{i}].{skey}[{j}].spans is not a list")
                 for k, sp in enumerate(sps):
                     ptr = f"{pointer}/{key}/{i}/{skey}/{j}/spans/{k}"
-                    out.append(self._span(sp, resource, scope, line, ptr, order + len(out)))
+                    try:
+                        out.append(self._span(sp, resource, scope, line, ptr, order + len(out)))
+                    except FormatError as exc:
+                        bad.append(exc.reason)
         return out
 
     def _jaeger(self, traces: list[Any], line: int | None, pointer: str, order: int) -> list[_Span]:
