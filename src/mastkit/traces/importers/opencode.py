@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import TraceBuilder, dumps_text, parse_ts, source_ref
@@ -133,6 +133,16 @@ def _step_usage(part: dict[str, Any]) -> Usage | None:
     return None if usage.is_empty() else usage
 
 
+def tool_finished(part: dict[str, Any]) -> bool:
+    """A ``tool`` part whose ``state.status`` is ``completed`` or ``error`` (it has a result)."""
+    state = part.get("state")
+    return (
+        part.get("type") == "tool"
+        and isinstance(state, dict)
+        and state.get("status") in ("completed", "error")
+    )
+
+
 @dataclass
 class _Item:
     """Something to emit, at the position where it was first seen."""
@@ -171,8 +181,13 @@ class _Recording:
     events: Counter[str] = field(default_factory=Counter)
     order: int = 0
     pointers: dict[int, str] = field(default_factory=dict)  # pseudo line -> JSON pointer (export files)
+    paths: dict[int, str] = field(default_factory=dict)  # pseudo line -> file read (storage folders)
+    raw_extra: dict[str, Any] = field(default_factory=dict)  # more Trace.raw entries (storage folders)
 
     def ref(self, line: int) -> SourceRef:
+        path = self.paths.get(line)
+        if path is not None:
+            return source_ref(path=path)
         pointer = self.pointers.get(line)
         return source_ref(pointer=pointer) if pointer is not None else source_ref(line=line)
 
@@ -186,7 +201,9 @@ class _Recording:
             s = self.sessions[sid] = _Session(sid=sid, first_line=line)
         return s
 
-    def put_part(self, part: dict[str, Any], line: int) -> None:
+    def put_part(self, part: dict[str, Any], line: int, *, defer_result: bool = False) -> None:
+        """Keep the latest state of a part; a finished tool part also gets its result item here,
+        unless ``defer_result`` (the reader places it with :meth:`put_result`)."""
         pid = _str(part.get("id"))
         sid = _str(part.get("sessionID"))
         if pid is None or sid is None:
@@ -198,160 +215,24 @@ class _Recording:
             item = _Item(self.next(), line, "part", sid, pid)
             self.items.append(item)
             self.item_of_part[pid] = item
-        state = part.get("state")
-        if (
-            part.get("type") == "tool"
-            and isinstance(state, dict)
-            and state.get("status") in ("completed", "error")
-            and pid not in self.results
-        ):
+        if not defer_result and tool_finished(part):
             # the result goes where the tool finished, after whatever ran meanwhile (sub-agents)
+            self.put_result(pid, sid, line)
+
+    def put_result(self, pid: str, sid: str, line: int) -> None:
+        if pid not in self.results:
             self.results.add(pid)
             self.items.append(_Item(self.next(), line, "tool_result", sid, pid))
 
 
-@register
-class OpenCodeImporter(Importer):
-    name = "opencode"
-    description = (
-        "OpenCode plugin hook recordings, `opencode run --format json` streams, saved bus events and "
-        "`opencode export` files"
-    )
+class OpenCodeMapping:
+    """The OpenCode session/message/part mapping shared by every OpenCode input: a reader fills a
+    :class:`_Recording` (session infos, message infos, parts, positioned items) and
+    :meth:`_traces` builds one trace per root session. Used by :class:`OpenCodeImporter` (hook
+    recordings, bus events, run streams, exports) and by the storage-folder importer
+    (:mod:`mastkit.traces.importers.opencode_storage`)."""
 
-    def sniff(self, src: Source) -> float:
-        shape = src.json_shape
-        if shape in ("jsonl", "object", "array"):
-            rec = src.first_record
-            if shape == "jsonl" and _is_run_event(rec):
-                return 0.9
-            if shape == "jsonl" and _is_bus_event(rec):
-                return 0.85
-            if shape == "object" and _is_export(rec):
-                return 0.95
-            if shape == "array" and _is_message_with_parts(rec):
-                return 0.85
-        if shape not in ("array", "none", "jsonl"):
-            return 0.0
-        head = src.head_text.lstrip()
-        if not head.startswith("["):
-            return 0.0
-        first_line = head.split("\n", 1)[0]
-        for hook in (
-            '["event"',
-            '["chat.message"',
-            '["tool.definition"',
-            '["tool.execute.',
-            '["experimental.chat',
-        ):
-            if first_line.startswith(hook):
-                return 0.9 if '"sessionID"' in head or '"toolID"' in head else 0.6
-        return 0.0
-
-    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
-        if src.is_dir:
-            raise FormatError("is a folder, not an OpenCode hook recording")
-        rec_state = _Recording()
-        errors: list[TraceLoadError] = []
-        shape = src.json_shape
-        first = src.first_record
-        if (shape == "object" and _is_export(first)) or (shape == "array" and _is_message_with_parts(first)):
-            doc = src.json
-            self._export(rec_state, doc, errors, src.path)
-            if not rec_state.sessions:
-                yield from errors
-                raise FormatError("no OpenCode session found in the export")
-            yield from errors
-            yield from self._traces(src, rec_state)
-            return
-        if shape == "jsonl" and (_is_run_event(src.first_record) or _is_bus_event(src.first_record)):
-            yield from self._load_stream(src, rec_state)
-            return
-        good = 0
-        for line, offset, rec in src.iter_jsonl():
-            if isinstance(rec, FormatError):
-                errors.append(TraceLoadError(src.path, rec.reason, line=line, offset=offset))
-                continue
-            if not _is_hook_record(rec):
-                if good == 0 and line <= 1:
-                    raise FormatError(
-                        "not an OpenCode hook recording: line 1 is not [hook, input, ...]", line=line
-                    )
-                errors.append(
-                    TraceLoadError(src.path, "line is not a [hook, input, output?] array", line=line)
-                )
-                continue
-            good += 1
-            self._record(rec_state, rec, line)
-        if not rec_state.sessions:
-            yield from errors
-            raise FormatError("no OpenCode session found in the recording")
-        yield from errors
-        yield from self._traces(src, rec_state)
-
-    # -- other shapes: `opencode run --format json`, raw bus events, `opencode export` --------
-
-    def _load_stream(self, src: Source, st: _Recording) -> Iterator[Trace | TraceLoadError]:
-        errors: list[TraceLoadError] = []
-        for line, offset, rec in src.iter_jsonl():
-            if isinstance(rec, FormatError):
-                errors.append(TraceLoadError(src.path, rec.reason, line=line, offset=offset))
-                continue
-            if _is_bus_shape(rec):  # every bus event type: the ones not mapped go to other_records
-                st.hooks["event"] += 1
-                self._event(st, rec["type"], _dict(rec.get("properties")), rec, line)
-            elif _is_run_event(rec):
-                st.hooks[f"run:{rec['type']}"] += 1
-                self._run_event(st, rec, line)
-            else:
-                errors.append(TraceLoadError(src.path, "line is not an OpenCode event object", line=line))
-        if not st.sessions:
-            yield from errors
-            raise FormatError("no OpenCode session found in the event stream")
-        yield from errors
-        yield from self._traces(src, st)
-
-    def _run_event(self, st: _Recording, rec: dict[str, Any], line: int) -> None:
-        """A line of ``opencode run --format json``: ``{type, timestamp, sessionID, part | error}``;
-        only assistant parts are printed (no message records, no user prompt)."""
-        sid = _str(rec.get("sessionID"))
-        part = rec.get("part")
-        if isinstance(part, dict) and sid is not None:
-            part = part if _str(part.get("sessionID")) else {**part, "sessionID": sid}
-            mid = _str(part.get("messageID"))
-            if mid is not None and mid not in st.messages:
-                st.messages[mid] = {"id": mid, "sessionID": sid, "role": "assistant"}
-            st.session(sid, line)
-            st.put_part(part, line)
-        elif rec.get("type") == "error" and sid is not None:
-            st.session(sid, line)
-            st.items.append(_Item(st.next(), line, "error", sid, {"error": rec.get("error"), "raw": rec}))
-        else:
-            st.other.append({"line": line, "record": rec})
-
-    def _export(self, st: _Recording, doc: Any, errors: list[TraceLoadError], path: Any) -> None:
-        """``opencode export`` (``{info, messages: [{info, parts}]}``) or a bare ``[{info, parts}]``
-        list (the server's ``GET /session/:id/message``)."""
-        msgs: Any = doc.get("messages") if isinstance(doc, dict) else doc
-        base = "/messages" if isinstance(doc, dict) else ""
-        line = 0
-
-        def at(pointer: str) -> int:
-            nonlocal line
-            line += 1
-            st.pointers[line] = pointer
-            return line
-
-        if isinstance(doc, dict) and isinstance(doc.get("info"), dict):
-            self._event(st, "session.updated", {"info": doc["info"]}, None, at("/info"))
-        for i, m in enumerate(msgs if isinstance(msgs, list) else []):
-            if not _is_message_with_parts(m):
-                errors.append(TraceLoadError(path, f"message {i} is not {{info, parts}}"))
-                continue
-            self._event(st, "message.updated", {"info": m["info"]}, m["info"], at(f"{base}/{i}/info"))
-            for j, part in enumerate(m["parts"]):
-                if isinstance(part, dict):
-                    self._event(st, "message.part.updated", {"part": part}, None, at(f"{base}/{i}/parts/{j}"))
-        st.events.clear()
+    name: ClassVar[str]
 
     # -- reading -----------------------------------------------------------------------
 
@@ -655,8 +536,11 @@ class OpenCodeImporter(Importer):
         raw["event_counts"] = dict(st.events)
         if st.other:
             raw["other_records"] = st.other
+        raw.update(st.raw_extra)
         extra = {k: info[k] for k in ("title", "directory", "slug", "projectID") if info.get(k) is not None}
+        files = list(dict.fromkeys(st.paths.values()))
         return b.build(
+            source_paths=[str(src.path), *files] if files else [str(src.path)],
             framework="OpenCode",
             framework_version=_str(info.get("version")),
             model=model,
@@ -798,3 +682,147 @@ class OpenCodeImporter(Importer):
                   tool_result=ToolResult(call_id=call, name=name,
                                          output=out if isinstance(out, str) else dumps_text(out)),
                   extra={"title": after.get("title")} if after.get("title") else {})  # fmt: skip
+
+
+@register
+class OpenCodeImporter(OpenCodeMapping, Importer):
+    name = "opencode"
+    description = (
+        "OpenCode plugin hook recordings, `opencode run --format json` streams, saved bus events and "
+        "`opencode export` files"
+    )
+
+    def sniff(self, src: Source) -> float:
+        shape = src.json_shape
+        if shape in ("jsonl", "object", "array"):
+            rec = src.first_record
+            if shape == "jsonl" and _is_run_event(rec):
+                return 0.9
+            if shape == "jsonl" and _is_bus_event(rec):
+                return 0.85
+            if shape == "object" and _is_export(rec):
+                return 0.95
+            if shape == "array" and _is_message_with_parts(rec):
+                return 0.85
+        if shape not in ("array", "none", "jsonl"):
+            return 0.0
+        head = src.head_text.lstrip()
+        if not head.startswith("["):
+            return 0.0
+        first_line = head.split("\n", 1)[0]
+        for hook in (
+            '["event"',
+            '["chat.message"',
+            '["tool.definition"',
+            '["tool.execute.',
+            '["experimental.chat',
+        ):
+            if first_line.startswith(hook):
+                return 0.9 if '"sessionID"' in head or '"toolID"' in head else 0.6
+        return 0.0
+
+    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        if src.is_dir:
+            raise FormatError("is a folder, not an OpenCode hook recording")
+        rec_state = _Recording()
+        errors: list[TraceLoadError] = []
+        shape = src.json_shape
+        first = src.first_record
+        if (shape == "object" and _is_export(first)) or (shape == "array" and _is_message_with_parts(first)):
+            doc = src.json
+            self._export(rec_state, doc, errors, src.path)
+            if not rec_state.sessions:
+                yield from errors
+                raise FormatError("no OpenCode session found in the export")
+            yield from errors
+            yield from self._traces(src, rec_state)
+            return
+        if shape == "jsonl" and (_is_run_event(src.first_record) or _is_bus_event(src.first_record)):
+            yield from self._load_stream(src, rec_state)
+            return
+        good = 0
+        for line, offset, rec in src.iter_jsonl():
+            if isinstance(rec, FormatError):
+                errors.append(TraceLoadError(src.path, rec.reason, line=line, offset=offset))
+                continue
+            if not _is_hook_record(rec):
+                if good == 0 and line <= 1:
+                    raise FormatError(
+                        "not an OpenCode hook recording: line 1 is not [hook, input, ...]", line=line
+                    )
+                errors.append(
+                    TraceLoadError(src.path, "line is not a [hook, input, output?] array", line=line)
+                )
+                continue
+            good += 1
+            self._record(rec_state, rec, line)
+        if not rec_state.sessions:
+            yield from errors
+            raise FormatError("no OpenCode session found in the recording")
+        yield from errors
+        yield from self._traces(src, rec_state)
+
+    # -- other shapes: `opencode run --format json`, raw bus events, `opencode export` --------
+
+    def _load_stream(self, src: Source, st: _Recording) -> Iterator[Trace | TraceLoadError]:
+        errors: list[TraceLoadError] = []
+        for line, offset, rec in src.iter_jsonl():
+            if isinstance(rec, FormatError):
+                errors.append(TraceLoadError(src.path, rec.reason, line=line, offset=offset))
+                continue
+            if _is_bus_shape(rec):  # every bus event type: the ones not mapped go to other_records
+                st.hooks["event"] += 1
+                self._event(st, rec["type"], _dict(rec.get("properties")), rec, line)
+            elif _is_run_event(rec):
+                st.hooks[f"run:{rec['type']}"] += 1
+                self._run_event(st, rec, line)
+            else:
+                errors.append(TraceLoadError(src.path, "line is not an OpenCode event object", line=line))
+        if not st.sessions:
+            yield from errors
+            raise FormatError("no OpenCode session found in the event stream")
+        yield from errors
+        yield from self._traces(src, st)
+
+    def _run_event(self, st: _Recording, rec: dict[str, Any], line: int) -> None:
+        """A line of ``opencode run --format json``: ``{type, timestamp, sessionID, part | error}``;
+        only assistant parts are printed (no message records, no user prompt)."""
+        sid = _str(rec.get("sessionID"))
+        part = rec.get("part")
+        if isinstance(part, dict) and sid is not None:
+            part = part if _str(part.get("sessionID")) else {**part, "sessionID": sid}
+            mid = _str(part.get("messageID"))
+            if mid is not None and mid not in st.messages:
+                st.messages[mid] = {"id": mid, "sessionID": sid, "role": "assistant"}
+            st.session(sid, line)
+            st.put_part(part, line)
+        elif rec.get("type") == "error" and sid is not None:
+            st.session(sid, line)
+            st.items.append(_Item(st.next(), line, "error", sid, {"error": rec.get("error"), "raw": rec}))
+        else:
+            st.other.append({"line": line, "record": rec})
+
+    def _export(self, st: _Recording, doc: Any, errors: list[TraceLoadError], path: Any) -> None:
+        """``opencode export`` (``{info, messages: [{info, parts}]}``) or a bare ``[{info, parts}]``
+        list (the server's ``GET /session/:id/message``)."""
+        msgs: Any = doc.get("messages") if isinstance(doc, dict) else doc
+        base = "/messages" if isinstance(doc, dict) else ""
+        line = 0
+
+        def at(pointer: str) -> int:
+            nonlocal line
+            line += 1
+            st.pointers[line] = pointer
+            return line
+
+        if isinstance(doc, dict) and isinstance(doc.get("info"), dict):
+            self._event(st, "session.updated", {"info": doc["info"]}, None, at("/info"))
+        for i, m in enumerate(msgs if isinstance(msgs, list) else []):
+            if not _is_message_with_parts(m):
+                errors.append(TraceLoadError(path, f"message {i} is not {{info, parts}}"))
+                continue
+            self._event(st, "message.updated", {"info": m["info"]}, m["info"], at(f"{base}/{i}/info"))
+            for j, part in enumerate(m["parts"]):
+                if isinstance(part, dict):
+                    self._event(st, "message.part.updated", {"part": part}, None, at(f"{base}/{i}/parts/{j}"))
+        st.events.clear()
