@@ -1,0 +1,272 @@
+"""OpenCode's on-disk storage folder (``~/.local/share/opencode/storage``), one JSON file per record.
+
+Layout (OpenCode up to 1.1.x; ``Storage.write(key)`` writes ``<storage>/<key...>.json``)::
+
+    storage/
+      project/<projectID>.json                 {id, worktree, vcs, time}
+      session/<projectID>/<sessionID>.json     session info {id, parentID?, projectID, version, title, time, ...}
+      message/<sessionID>/<messageID>.json     message info {id, sessionID, role, agent/mode, modelID, tokens, ...}
+      part/<messageID>/<partID>.json           part {id, sessionID, messageID, type, ...}
+      todo/<sessionID>.json                    [{content, status, priority, id}]
+      session_diff/<sessionID>.json, session_share/, permission/, migration, quarantine/
+
+Ids carry their creation time: ``<prefix>_`` + 12 hex digits (the low 48 bits of ``ms * 0x1000 +
+counter``) + random characters; message and part ids ascend (OpenCode lists them sorted by id),
+session ids descend. Given the storage folder, the OpenCode data folder holding it, or one
+``session/<projectID>`` folder, this importer gives one trace per root session, its child sessions
+(``parentID``) merged into it, with the mapping of :class:`~mastkit.traces.importers.opencode.
+OpenCodeMapping` -- the same events as ``opencode export`` of that session. Records are placed in
+id order across the sessions of a trace, and a finished tool's result at its ``state.time.end``
+(so a ``task`` result follows the sub-agent's work). A file that cannot be read is a
+:class:`~mastkit.errors.TraceLoadError` naming it, and the rest loads.
+
+OpenCode 1.2.0 moved to a SQLite database (``<data>/opencode.db``) and imports the JSON files once;
+the folder then stays as a frozen copy of the sessions made before the upgrade. The database is not
+read here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces.importers.opencode import OpenCodeMapping, _Recording, _str, tool_finished
+from mastkit.traces.model import Trace
+from mastkit.traces.registry import Importer, register
+from mastkit.traces.source import Source
+
+_ID_TIME = re.compile(r"^[a-z]{3}_([0-9a-f]{12})")
+_MASK48 = (1 << 48) - 1
+# storage sub-folders read only through their session (never loaded file by file)
+_READ_VIA_SESSION = frozenset(
+    ("message", "part", "todo", "session_diff", "project", "session_share", "permission", "quarantine")
+)
+
+
+# what OpenCode keeps beside storage/ in its data folder (<XDG_DATA_HOME>/opencode); a folder that
+# merely holds a storage/ folder next to other traces is walked, not taken whole
+_DATA_MARKERS = ("auth.json", "opencode.db", "log", "snapshot", "bin")
+
+
+def _is_storage(folder: Path) -> bool:
+    return (folder / "session").is_dir() and (folder / "message").is_dir()
+
+
+def _layout(folder: Path) -> tuple[Path, str | None] | None:
+    """``(storage folder, project id or None)`` for a storage folder, the data folder holding one,
+    or a ``session/<projectID>`` folder; None otherwise."""
+    if _is_storage(folder):
+        return folder, None
+    if _is_storage(folder / "storage") and any((folder / m).exists() for m in _DATA_MARKERS):
+        return folder / "storage", None
+    if folder.parent.name == "session" and _is_storage(folder.parent.parent):
+        return folder.parent.parent, folder.name
+    return None
+
+
+def _json_files(folder: Path) -> list[Path]:
+    """The ``*.json`` files of ``folder``, sorted by name (= by id); [] when it does not exist."""
+    try:
+        with os.scandir(folder) as it:
+            names = [e.name for e in it if e.name.endswith(".json") and not e.name.startswith(".")]
+    except OSError:
+        return []
+    return [folder / n for n in sorted(names)]
+
+
+def _has_json(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as it:
+            return any(e.name.endswith(".json") for e in it)
+    except OSError:
+        return False
+
+
+def _session_files(storage: Path, project: str | None) -> list[Path]:
+    sessions = storage / "session"
+    if project is not None:
+        return _json_files(sessions / project)
+    try:
+        projects = sorted(p for p in sessions.iterdir() if p.is_dir())
+    except OSError:
+        return []
+    return [f for p in projects for f in _json_files(p)]
+
+
+def _id_key(rid: Any) -> int | None:
+    """The creation-time bits of an OpenCode id (comparable across ids of one process)."""
+    m = _ID_TIME.match(rid) if isinstance(rid, str) else None
+    return int(m.group(1), 16) if m else None
+
+
+def _ms_key(ms: Any) -> int | None:
+    """A time in ms as the last id that could be made in that ms (see ``_id_key``)."""
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
+        return None
+    return (int(ms) * 0x1000 + 0xFFF) & _MASK48
+
+
+def _read(path: Path, what: str) -> Any:
+    """The JSON document of ``path``, or a TraceLoadError naming the file and the reason."""
+    try:
+        return Source(path).json
+    except FormatError as exc:
+        return TraceLoadError(path, f"{what}: {exc.reason}", line=exc.line, offset=exc.offset)
+    except OSError as exc:
+        return TraceLoadError(path, f"{what}: cannot read: {exc.strerror or exc}")
+
+
+@register
+class OpenCodeStorageImporter(OpenCodeMapping, Importer):
+    name = "opencode_storage"
+    description = (
+        "OpenCode storage folders (~/.local/share/opencode/storage: session/, message/, part/ JSON "
+        "files; OpenCode <= 1.1), one trace per root session"
+    )
+    handles_dirs = True
+
+    def consumes(self, path: Path) -> bool:
+        # message/<sessionID>, part/<messageID>, todo/... of a storage folder being walked are read
+        # through their session, never one by one
+        parent = path.parent
+        return parent.name in _READ_VIA_SESSION and _is_storage(parent.parent)
+
+    def sniff(self, src: Source) -> float:
+        if not src.is_dir:
+            return 0.0
+        layout = _layout(src.path)
+        if layout is None:
+            return 0.0
+        if layout[1] is not None:
+            return 0.9 if _has_json(src.path) else 0.0
+        return 0.95
+
+    def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
+        layout = _layout(src.path) if src.is_dir else None
+        if layout is None:
+            raise FormatError("not an OpenCode storage folder (no session/ and message/ folders)")
+        storage, project = layout
+        index = _Recording()  # session infos only: which sessions make one trace
+        files: dict[str, Path] = {}
+        for path in _session_files(storage, project):
+            info = _read(path, "OpenCode session file")
+            if isinstance(info, TraceLoadError):
+                yield info
+                continue
+            if not isinstance(info, dict):
+                yield TraceLoadError(path, "OpenCode session file: not a session info object")
+                continue
+            sid = _str(info.get("id")) or path.stem
+            index.session(sid, 0).info = info
+            files[sid] = path
+        if not files:
+            where = f"session/{project}" if project is not None else "session/<projectID>"
+            raise FormatError(f"no OpenCode session files ({where}/<sessionID>.json)")
+        groups: dict[str, list[str]] = {}
+        for sid in files:
+            groups.setdefault(self._root(index, sid), []).append(sid)
+
+        def created(sid: str) -> tuple[float, str]:
+            t = index.sessions[sid].info.get("time")
+            c = t.get("created") if isinstance(t, dict) else None
+            return (float(c) if isinstance(c, (int, float)) else 0.0, sid)
+
+        for root in sorted(groups, key=created):
+            members = sorted(groups[root], key=lambda s: (s != root, created(s)))
+            yield from self._group(src, storage, root, members, index, files)
+
+    def _group(
+        self,
+        src: Source,
+        storage: Path,
+        root: str,
+        members: list[str],
+        index: _Recording,
+        files: dict[str, Path],
+    ) -> Iterator[Trace | TraceLoadError]:
+        st = _Recording()
+        line = 0
+
+        def at(path: Path) -> int:
+            nonlocal line
+            line += 1
+            st.paths[line] = str(path)
+            return line
+
+        for sid in members:
+            self._event(st, "session.updated", {"info": index.sessions[sid].info}, None, at(files[sid]))
+        # (time key, kind, record, file): messages, parts and tool results of every member session
+        ops: list[tuple[int, str, Any, Path]] = []
+        key = 0
+        no_parts: list[str] = []
+        todos: dict[str, Any] = {}
+        for sid in members:
+            for mpath in _json_files(storage / "message" / sid):
+                msg = _read(mpath, f"OpenCode message file (session {sid})")
+                if isinstance(msg, TraceLoadError):
+                    yield msg
+                    continue
+                if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
+                    yield TraceLoadError(mpath, f"OpenCode message file (session {sid}): not a message info")
+                    continue
+                mid = _str(msg.get("id")) or mpath.stem
+                msg = msg if _str(msg.get("sessionID")) else {**msg, "sessionID": sid}
+                key = _id_key(mid) or key
+                ops.append((key, "message", msg, mpath))
+                part_dir = storage / "part" / mid
+                if not part_dir.is_dir():
+                    no_parts.append(mid)  # OpenCode writes the message before its parts; none came
+                    continue
+                for ppath in _json_files(part_dir):
+                    part = _read(ppath, f"OpenCode part file (message {mid})")
+                    if isinstance(part, TraceLoadError):
+                        yield part
+                        continue
+                    if not isinstance(part, dict) or not _str(part.get("type")):
+                        yield TraceLoadError(ppath, f"OpenCode part file (message {mid}): not a part object")
+                        continue
+                    fill = {"id": ppath.stem, "sessionID": sid, "messageID": mid}
+                    missing = {k: v for k, v in fill.items() if not _str(part.get(k))}
+                    part = {**part, **missing} if missing else part
+                    key = _id_key(part["id"]) or key
+                    ops.append((key, "part", part, ppath))
+                    if tool_finished(part):
+                        times = part["state"].get("time")
+                        end = times.get("end") if isinstance(times, dict) else None
+                        ops.append((max(key, _ms_key(end) or key), "result", part, ppath))
+            todo_path = storage / "todo" / f"{sid}.json"
+            if todo_path.is_file():
+                todo = _read(todo_path, "OpenCode todo file")
+                if isinstance(todo, TraceLoadError):
+                    yield todo
+                else:
+                    todos[sid] = todo
+        ops.sort(key=lambda op: op[0])  # stable: records with no id time keep their file order
+        for _key, kind, rec, path in ops:
+            ln = at(path)
+            if kind == "message":
+                self._event(st, "message.updated", {"info": rec}, rec, ln)
+            elif kind == "part":
+                st.put_part(rec, ln, defer_result=True)
+            else:
+                st.put_result(rec["id"], rec["sessionID"], ln)
+        st.events.clear()
+        project_id = _str(index.sessions[root].info.get("projectID")) or files[root].parent.name
+        project_info = None
+        project_path = storage / "project" / f"{project_id}.json"
+        if project_path.is_file():
+            project_info = _read(project_path, "OpenCode project file")
+            if isinstance(project_info, TraceLoadError):
+                yield project_info
+                project_info = None
+        st.raw_extra["storage"] = {
+            "folder": str(storage),
+            "project": project_info,
+            "todos": todos,
+            "messages_without_parts": no_parts,
+        }
+        yield from self._traces(src, st)
