@@ -160,7 +160,9 @@ class OpenCodeStorageImporter(OpenCodeMapping, Importer):
             if not isinstance(info, dict):
                 yield TraceLoadError(path, "OpenCode session file: not a session info object")
                 continue
-            sid = _str(info.get("id")) or path.stem
+            sid = path.stem
+            if info.get("id") != sid:
+                info = {**info, "id": sid}
             index.session(sid, 0).info = info
             files[sid] = path
         if not files:
@@ -213,8 +215,10 @@ class OpenCodeStorageImporter(OpenCodeMapping, Importer):
                 if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
                     yield TraceLoadError(mpath, f"OpenCode message file (session {sid}): not a message info")
                     continue
-                mid = _str(msg.get("id")) or mpath.stem
-                msg = msg if _str(msg.get("sessionID")) else {**msg, "sessionID": sid}
+                # ids come from the paths, as OpenCode's own JSON -> SQLite import takes them
+                mid = mpath.stem
+                if msg.get("id") != mid or msg.get("sessionID") != sid:
+                    msg = {**msg, "id": mid, "sessionID": sid}
                 key = _id_key(mid) or key
                 ops.append((key, "message", msg, mpath))
                 part_dir = storage / "part" / mid
@@ -229,9 +233,9 @@ class OpenCodeStorageImporter(OpenCodeMapping, Importer):
                     if not isinstance(part, dict) or not _str(part.get("type")):
                         yield TraceLoadError(ppath, f"OpenCode part file (message {mid}): not a part object")
                         continue
-                    fill = {"id": ppath.stem, "sessionID": sid, "messageID": mid}
-                    missing = {k: v for k, v in fill.items() if not _str(part.get(k))}
-                    part = {**part, **missing} if missing else part
+                    ids = {"id": ppath.stem, "sessionID": sid, "messageID": mid}
+                    if any(part.get(k) != v for k, v in ids.items()):
+                        part = {**part, **ids}
                     key = _id_key(part["id"]) or key
                     ops.append((key, "part", part, ppath))
                     if tool_finished(part):
