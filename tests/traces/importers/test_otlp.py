@@ -654,3 +654,168 @@ def test_query_wrapper_needs_a_request_inside(tmp_path: Path) -> None:
     path = tmp_path / "jobs.json"
     path.write_text(json.dumps({"result": {"batches": [{"id": 1, "status": "done"}]}}))
     assert OtlpImporter().sniff(Source(path)) == 0.0
+
+
+# -- Vercel AI SDK (experimental_telemetry) -------------------------------------------------------
+# Hand-written from the AI SDK telemetry docs and source (not captured files): 4.x generateText with
+# `args`/`result` and `ai.usage.promptTokens`; 5.x streamText with `input`, `output: {type, value}`,
+# `ai.usage.inputTokens`, a failing tool span and `ai.stream.*` span events.
+
+
+def _no_duplicate_content(t: Trace) -> None:
+    seen = Counter((e.kind, e.role, e.content) for e in t.events if e.kind == "message")
+    assert all(n == 1 for n in seen.values()), seen
+    ids = Counter(e.tool_call.call_id for e in t.events if e.tool_call)
+    assert all(n == 1 for n in ids.values()), ids
+
+
+def test_vercel_ai_v4_generate_text() -> None:
+    path = FIX / "vercel_ai_v4_generate_text.json"
+    assert OtlpImporter().sniff(Source(path)) >= 0.9
+    t = _one(path)
+    assert [(e.kind, e.subtype, e.role) for e in t.events] == [
+        ("handoff", "agent_start", None),  # ai.generateText with telemetry functionId
+        ("message", "system_prompt", "system"),
+        ("message", None, "user"),
+        ("llm_call", None, None),
+        ("tool_call", None, "assistant"),  # from ai.response.toolCalls; the ai.toolCall span adds none
+        ("tool_result", None, "tool"),
+        ("llm_call", None, None),  # step 2: its four prompt messages are re-sent history
+        ("message", None, "assistant"),
+    ]
+    _no_duplicate_content(t)
+    assert [a.name for a in t.agents] == ["weather-assistant"]
+    assert t.agents[0].system_prompt == "You are a weather assistant. Answer in one sentence."
+    assert {
+        e.actor for e in t.events if e.kind in ("llm_call", "tool_call", "message") and e.role != "user"
+    } <= {
+        "weather-assistant",
+        "system",
+    }
+    assert t.task == "What is the weather in Paris?"
+    (call, result), *rest = list(t.tool_calls())
+    assert not rest and call.tool_call is not None and result is not None and result.tool_result is not None
+    assert (call.tool_call.name, call.tool_call.call_id) == ("getWeather", "call_8Zk1")
+    assert call.tool_call.arguments == {"city": "Paris"}
+    assert call.tool_call.arguments_raw == '{"city":"Paris"}'
+    assert result.tool_result.output == '{"tempC":18,"sky":"cloudy"}'
+    # usage per doGenerate span, counted once (the ai.generateText totals are not added again)
+    llm = [e for e in t.events if e.kind == "llm_call"]
+    assert [(e.usage.input_tokens, e.usage.output_tokens) for e in llm if e.usage] == [(120, 18), (130, 22)]
+    total = t.total_usage()
+    assert (total.input_tokens, total.output_tokens) == (250, 40)
+    assert llm[1].extra["copied_input_messages"] == 4
+    assert llm[0].extra["provider"] == "openai.chat" and llm[0].extra["finish_reasons"] == ["tool-calls"]
+    assert t.model == "gpt-4o-mini-2024-07-18"
+    assert t.outcome is not None and t.outcome.final_output == "It is 18°C and cloudy in Paris right now."
+    assert t.extra["ai_sdk"] == {
+        "function_ids": ["weather-assistant"],
+        "metadata": {"userId": "user-42", "sessionId": "sess-7"},
+    }
+    assert t.extra["span_kinds"] == {"ai.generateText": 1, "ai.generateText.doGenerate": 2, "ai.toolCall": 1}
+    assert sum(e.raw is not None for e in t.events) == 4  # every span kept once
+
+
+def test_vercel_ai_v5_stream_text_tool_error() -> None:
+    t = _one(FIX / "vercel_ai_v5_stream_text.json")
+    assert t.kind_counts() == Counter(
+        {"system": 1, "message": 3, "llm_call": 2, "tool_call": 1, "tool_result": 1, "error": 1}
+    )
+    _no_duplicate_content(t)
+    assert t.agents == []  # no functionId: the streamText span is a plain wrapper
+    outer = t.events[0]
+    assert (outer.kind, outer.subtype, outer.content) == ("system", "chain", "ai.streamText")
+    texts = [e.content for e in t.events if e.kind == "message" and e.role == "assistant"]
+    assert texts == ["Let me read it.", "I could not find notes.txt, so there is nothing to summarise."]
+    calls, results = _calls_and_results(t)
+    assert calls == [("readFile", "toolu_01R", {"path": "notes.txt"})]  # 5.x `input`
+    assert results == [("toolu_01R", None)]  # the tool threw: no ai.toolCall.result
+    pairs = list(t.tool_calls())
+    assert len(pairs) == 1 and pairs[0][1] is not None and pairs[0][1].tool_result is not None
+    assert pairs[0][1].tool_result.is_error is True
+    err = next(e for e in t.events if e.kind == "error")
+    assert err.content == "ENOENT: no such file or directory, open 'notes.txt'"
+    assert err.extra["type"] == "Error"
+    total = t.total_usage()
+    assert (total.input_tokens, total.output_tokens, total.cached_input_tokens) == (610, 49, 256)
+    assert t.model == "claude-3-5-haiku-20241022"
+    assert t.termination is None  # only the tool span failed
+    assert t.outcome is not None and t.outcome.final_output == texts[-1]
+
+
+def _vercel_doc(name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((FIX / name).read_text())
+    return doc
+
+
+def _vercel_spans(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    spans: list[dict[str, Any]] = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    return spans
+
+
+def test_vercel_ai_outer_span_alone_is_the_model_call(tmp_path: Path) -> None:
+    # a partial export with only the ai.generateText span: its ai.prompt / ai.response.* are the call
+    doc = _vercel_doc("vercel_ai_v4_generate_text.json")
+    spans = _vercel_spans(doc)
+    spans[:] = [s for s in spans if s["name"] == "ai.generateText"]
+    path = tmp_path / "outer.json"
+    path.write_text(json.dumps(doc))
+    t = _one(path)
+    assert [(e.kind, e.role) for e in t.events] == [
+        ("message", "system"),
+        ("message", "user"),
+        ("llm_call", None),
+        ("message", "assistant"),
+    ]
+    llm = t.events[2]
+    assert llm.model == "gpt-4o-mini"  # ai.model.id
+    assert llm.usage is not None and (llm.usage.input_tokens, llm.usage.output_tokens) == (250, 40)
+    assert llm.actor == "weather-assistant"
+
+
+def test_vercel_ai_v3_result_attributes_and_object(tmp_path: Path) -> None:
+    # 3.x wrote ai.result.text / ai.result.toolCalls / ai.finishReason; generateObject writes
+    # ai.response.object; an exporter that drops ai.operationId is recognised by the span name
+    doc = _vercel_doc("vercel_ai_v4_generate_text.json")
+    spans = _vercel_spans(doc)
+    for s in spans:
+        attrs = s["attributes"]
+        for kv in attrs:
+            kv["key"] = {
+                "ai.response.text": "ai.result.text",
+                "ai.response.toolCalls": "ai.result.toolCalls",
+                "ai.response.finishReason": "ai.finishReason",
+            }.get(kv["key"], kv["key"])
+        s["attributes"] = [kv for kv in attrs if kv["key"] != "ai.operationId"]
+    path = tmp_path / "v3.json"
+    path.write_text(json.dumps(doc))
+    t = _one(path)
+    calls, results = _calls_and_results(t)
+    assert calls == [("getWeather", "call_8Zk1", {"city": "Paris"})]
+    assert results == [("call_8Zk1", '{"tempC":18,"sky":"cloudy"}')]
+    assert [e.content for e in t.events if e.kind == "message" and e.role == "assistant"] == [
+        "It is 18°C and cloudy in Paris right now."
+    ]
+    obj = {
+        "traceId": "c" * 32,
+        "spanId": "c" * 16,
+        "name": "ai.generateObject.doGenerate",
+        "attributes": {
+            "ai.operationId": "ai.generateObject.doGenerate",
+            "ai.model.id": "gpt-4o",
+            "ai.prompt.messages": json.dumps(
+                [{"role": "user", "content": [{"type": "text", "text": "A cat?"}]}]
+            ),
+            "ai.response.object": '{"name":"Tom","age":3}',
+            "ai.usage.promptTokens": 9,
+            "ai.usage.completionTokens": 7,
+        },
+    }
+    path = tmp_path / "object.json"
+    path.write_text(json.dumps([obj]))
+    t = _one(path)
+    assert [(e.kind, e.content) for e in t.events if e.kind == "message"] == [
+        ("message", "A cat?"),
+        ("message", '{"name":"Tom","age":3}'),
+    ]
+    assert t.total_usage().input_tokens == 9 and t.model == "gpt-4o"

@@ -62,6 +62,7 @@ from typing import Any
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, source_ref, validation_reason
 from mastkit.traces.importers._llm_spans import (
+    Call,
     Msg,
     PendingCalls,
     SeenContext,
@@ -87,6 +88,16 @@ _GENAI_OPS = {
     "retrieval": "retriever", "invoke_workflow": "chain",
 }  # fmt: skip
 _TRACELOOP_KINDS = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
+# Vercel AI SDK ``ai.operationId`` values (also the span names). The outer calls are LLM spans too:
+# with a ``doGenerate``/``doStream`` span below they are wrappers (see ``_trace``), alone (a partial
+# export) they carry the call themselves. Other ``ai.*`` operations (images, speech, ...) are plain spans.
+_VERCEL_OUTER = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"})
+_VERCEL_OPS = {
+    **dict.fromkeys(_VERCEL_OUTER, "llm"),
+    "ai.generateText.doGenerate": "llm", "ai.streamText.doStream": "llm", "ai.generateObject.doGenerate": "llm",
+    "ai.streamObject.doStream": "llm", "ai.toolCall": "tool", "ai.embed": "embedding",
+    "ai.embed.doEmbed": "embedding", "ai.embedMany": "embedding", "ai.embedMany.doEmbed": "embedding",
+}  # fmt: skip
 _SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 # Attribute values that are whole JSON documents: never flattened.
 _KEEP_WHOLE = frozenset(
@@ -97,19 +108,25 @@ _KEEP_WHOLE = frozenset(
         "gen_ai.completion", "traceloop.entity.input", "traceloop.entity.output", "events",
         "all_messages_events", "pydantic_ai.all_messages", "final_result", "tool_arguments", "tool_response",
         "gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response", "gcp.vertex.agent.tool_call_args",
-        "gcp.vertex.agent.tool_response",
+        "gcp.vertex.agent.tool_response", "ai.prompt", "ai.prompt.messages", "ai.response.toolCalls",
+        "ai.result.toolCalls", "ai.response.object", "ai.result.object", "ai.toolCall.args", "ai.toolCall.input",
+        "ai.toolCall.result", "ai.toolCall.output", "ai.response.providerMetadata",
     }
 )  # fmt: skip
 # Agent / run output and tool argument / result attributes, most standard first (OpenInference,
-# OpenLLMetry, pydantic-ai/Logfire ``final_result``/``tool_arguments``/``tool_response``, Google ADK).
-_OUTPUT_KEYS = ("output.value", "traceloop.entity.output", "final_result")
+# OpenLLMetry, pydantic-ai/Logfire ``final_result``/``tool_arguments``/``tool_response``, Google ADK,
+# Vercel AI SDK ``ai.response.*`` / ``ai.toolCall.*``, 3.x ``ai.result.*``, pre-release 5.0 ``input``).
+_OUTPUT_KEYS = (
+    "output.value", "traceloop.entity.output", "final_result", "ai.response.text", "ai.response.object",
+    "ai.result.text", "ai.result.object",
+)  # fmt: skip
 _TOOL_ARG_KEYS = (
     "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input", "tool_arguments",
-    "gcp.vertex.agent.tool_call_args",
+    "gcp.vertex.agent.tool_call_args", "ai.toolCall.args", "ai.toolCall.input",
 )  # fmt: skip
 _TOOL_RESULT_KEYS = (
     "gen_ai.tool.call.result", "output.value", "traceloop.entity.output", "tool_response",
-    "gcp.vertex.agent.tool_response",
+    "gcp.vertex.agent.tool_response", "ai.toolCall.result", "ai.toolCall.output",
 )  # fmt: skip
 _GOAL_KEYS = ("user_goal", "goal", "task", "question", "query", "instruction")
 _REQUEST_KEYS = ("resourceSpans", "resource_spans", "batches")
@@ -378,6 +395,9 @@ def _classify(attrs: dict[str, Any], name: str) -> tuple[str, str]:
     oi = attrs.get("openinference.span.kind")
     if isinstance(oi, str) and oi.upper() in _OI_KINDS:
         return _OI_KINDS[oi.upper()], oi.upper()
+    vercel = _vercel_op(attrs, name)
+    if vercel is not None:
+        return _VERCEL_OPS.get(vercel, "span"), vercel
     op = attrs.get("gen_ai.operation.name")
     if isinstance(op, str) and op in _GENAI_OPS:
         return _GENAI_OPS[op], op
@@ -397,6 +417,17 @@ def _classify(attrs: dict[str, Any], name: str) -> tuple[str, str]:
     if "gen_ai.tool.name" in attrs:
         return "tool", "tool"
     return "span", ""
+
+
+def _vercel_op(attrs: dict[str, Any], name: str) -> str | None:
+    """The Vercel AI SDK operation of a span: ``ai.operationId``, else (an exporter that dropped it) a
+    known ``ai.*`` span name on a span with ``ai.*`` attributes."""
+    op = attrs.get("ai.operationId")
+    if isinstance(op, str) and op.startswith("ai."):
+        return op
+    if name in _VERCEL_OPS and any(k.startswith("ai.") for k in attrs):
+        return name
+    return None
 
 
 class _Ctx:
@@ -813,6 +844,8 @@ class OtlpImporter(Importer):
     def _agent_name(self, span: _Span) -> str | None:
         a = span.attrs
         name = sval(a.get("agent.name")) or sval(a.get("gen_ai.agent.name")) or sval(a.get("agent_name"))
+        if name is None and span.native_kind in _VERCEL_OUTER:
+            name = sval(a.get("ai.telemetry.functionId"))  # the caller's name for this generateText call
         if name is None and span.cls in ("agent", "create_agent"):
             name = sval(a.get("traceloop.entity.name")) or sval(a.get("graph.node.name"))
             if name is None:
@@ -828,6 +861,8 @@ class OtlpImporter(Importer):
         actor = self._agent_name(span) or inherited
         cls = "chain" if span.span_id in ctx.wrappers else span.cls
         a = span.attrs
+        if cls == "chain" and span.native_kind in _VERCEL_OUTER and sval(a.get("ai.telemetry.functionId")):
+            cls = "agent"  # a named generateText/streamText call around its model calls
         if cls == "agent":
             desc = sval(a.get("gen_ai.agent.description"))
             if actor is not None:
@@ -842,7 +877,7 @@ class OtlpImporter(Importer):
                 actor=actor,
                 subtype="agent_start",
                 recipients=[actor] if actor else None,
-                content=as_text(_first(a, "input.value", "traceloop.entity.input")),
+                content=as_text(_first(a, "input.value", "traceloop.entity.input")) or _vercel_prompt_text(a),
                 extra=extra,
             )
         elif cls == "create_agent":
@@ -906,6 +941,9 @@ class OtlpImporter(Importer):
             msgs.append(Msg(role="system", text=system))
         if a.get("gen_ai.input.messages") is not None:
             return msgs + message_list(a["gen_ai.input.messages"])
+        vercel = _vercel_input(a)
+        if vercel is not None:
+            return msgs + vercel
         for prefix in ("llm.input_messages.", "gen_ai.prompt."):
             groups = _indexed(a, prefix)
             if groups:
@@ -930,6 +968,9 @@ class OtlpImporter(Importer):
         a = span.attrs
         if a.get("gen_ai.output.messages") is not None:
             return message_list(a["gen_ai.output.messages"], "assistant")
+        vercel = _vercel_output(a)
+        if vercel is not None:
+            return vercel
         for prefix in ("llm.output_messages.", "gen_ai.completion."):
             groups = _indexed(a, prefix)
             if groups:
@@ -991,7 +1032,8 @@ class OtlpImporter(Importer):
         inputs = self._input_messages(span)
         outputs = self._output_messages(span)
         model = sval(a.get("gen_ai.response.model")) or sval(a.get("gen_ai.request.model"))
-        model = model or sval(a.get("llm.model_name"))
+        model = model or sval(a.get("llm.model_name")) or sval(a.get("ai.response.model"))
+        model = model or sval(a.get("ai.model.id"))
         if model:
             ctx.models[model] += 1
         copied = 0
@@ -1003,11 +1045,14 @@ class OtlpImporter(Importer):
             self._input_event(ctx, span, m, actor)
         extra: dict[str, Any] = {"input_messages": len(inputs), "copied_input_messages": copied}
         provider = (
-            sval(a.get("gen_ai.provider.name")) or sval(a.get("gen_ai.system")) or sval(a.get("llm.provider"))
+            sval(a.get("gen_ai.provider.name"))
+            or sval(a.get("gen_ai.system"))
+            or sval(a.get("llm.provider"))
+            or sval(a.get("ai.model.provider"))
         )
         if provider:
             extra["provider"] = provider
-        finish = a.get("gen_ai.response.finish_reasons")
+        finish = _first(a, "gen_ai.response.finish_reasons", "ai.response.finishReason", "ai.finishReason")
         if finish is not None:
             extra["finish_reasons"] = finish
         call_id = span.span_id
@@ -1077,12 +1122,14 @@ class OtlpImporter(Importer):
 
     def _tool_fields(self, span: _Span) -> tuple[str, str | None, Any, Any]:
         a = span.attrs
-        name = sval(a.get("gen_ai.tool.name")) or sval(a.get("tool.name"))
+        name = sval(a.get("gen_ai.tool.name")) or sval(a.get("tool.name")) or sval(a.get("ai.toolCall.name"))
         if name is None and span.cls == "tool":
             name = sval(a.get("traceloop.entity.name"))
         if name is None:
             name = span.name[len("execute_tool ") :] if span.name.startswith("execute_tool ") else span.name
-        call_id = idval(_first(a, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "tool.id"))
+        call_id = idval(
+            _first(a, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "tool.id", "ai.toolCall.id")
+        )
         args = _first(a, *_TOOL_ARG_KEYS)
         result = _first(a, *_TOOL_RESULT_KEYS)
         if args is None or result is None:
@@ -1175,6 +1222,9 @@ class OtlpImporter(Importer):
             "span_status": dict(Counter(s.status for s in spans)),
             "models": dict(ctx.models),
         }
+        ai_sdk = _vercel_telemetry(spans)
+        if ai_sdk:
+            fields["extra"]["ai_sdk"] = ai_sdk
         if len(roots) == 1:
             root = roots[0]
             if root.status == "ERROR":
@@ -1189,6 +1239,28 @@ class OtlpImporter(Importer):
                 outcome = outcome or Outcome()
                 fields["outcome"] = outcome.model_copy(update={"final_output": final})
         return fields
+
+
+def _vercel_telemetry(spans: list[_Span]) -> dict[str, Any]:
+    """Vercel AI SDK ``experimental_telemetry`` settings found on the spans: ``function_ids``
+    (``ai.telemetry.functionId``, in order) and ``metadata`` (``ai.telemetry.metadata.<key>``; the
+    first value of a key wins)."""
+    ids: list[str] = []
+    meta: dict[str, Any] = {}
+    prefix = "ai.telemetry.metadata."
+    for s in spans:
+        fid = sval(s.attrs.get("ai.telemetry.functionId"))
+        if fid is not None and fid not in ids:
+            ids.append(fid)
+        for k, v in s.attrs.items():
+            if k.startswith(prefix):
+                meta.setdefault(k[len(prefix) :], v)
+    out: dict[str, Any] = {}
+    if ids:
+        out["function_ids"] = ids
+    if meta:
+        out["metadata"] = meta
+    return out
 
 
 _PASS_LABELS = {"pass", "passed", "success", "succeeded", "correct", "true", "yes", "resolved", "ok"}
@@ -1418,6 +1490,89 @@ def _event_body(attrs: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
+def _vercel_part(p: Any) -> Any:
+    """A Vercel AI SDK prompt content part in the typed-part spelling :func:`messages_from` reads:
+    ``tool-call`` ``{toolCallId, toolName, args}`` (``input`` from 5.0) and ``tool-result`` ``{toolCallId,
+    result}`` (``output``, a ``{type: text|json|error-text|error-json|content, value}`` wrapper, from 5.0)."""
+    if not isinstance(p, dict):
+        return p
+    ptype = p.get("type")
+    if ptype == "tool-call":
+        args = p["input"] if "input" in p else p.get("args")
+        return {"type": "tool_call", "id": p.get("toolCallId"), "name": p.get("toolName"), "arguments": args}
+    if ptype == "tool-result":
+        out = p["output"] if "output" in p else p.get("result")
+        if isinstance(out, dict) and out.get("type") in _VERCEL_OUTPUT_TYPES and "value" in out:
+            out = out["value"]
+        return {"type": "tool_call_response", "id": p.get("toolCallId"), "response": out}
+    return p
+
+
+_VERCEL_OUTPUT_TYPES = frozenset({"text", "json", "error-text", "error-json", "content"})
+
+
+def _vercel_messages(value: Any) -> list[Msg]:
+    """Messages of a Vercel AI SDK prompt (``{role, content: text | parts}`` list)."""
+    out: list[Msg] = []
+    for d in value if isinstance(value, list) else []:
+        if isinstance(d, dict) and isinstance(d.get("content"), list):
+            d = {**d, "content": [_vercel_part(p) for p in d["content"]]}
+        out.extend(messages_from(d))
+    return out
+
+
+def _vercel_input(a: dict[str, Any]) -> list[Msg] | None:
+    """Vercel AI SDK input: ``ai.prompt.messages`` (the provider prompt of a ``doGenerate``/``doStream``
+    span), else ``ai.prompt`` (``{system, prompt, messages}`` as passed to ``generateText``; read only when
+    the outer span is itself the model call). None when neither is present."""
+    value = maybe_json(a.get("ai.prompt.messages"))
+    if isinstance(value, list):
+        return _vercel_messages(value)
+    prompt = maybe_json(a.get("ai.prompt"))
+    if not isinstance(prompt, dict) or not any(k in prompt for k in ("system", "prompt", "messages")):
+        return None
+    msgs: list[Msg] = []
+    system = sval(prompt.get("system"))
+    if system:
+        msgs.append(Msg(role="system", text=system))
+    if isinstance(prompt.get("prompt"), list):
+        msgs.extend(_vercel_messages(prompt["prompt"]))
+    elif sval(prompt.get("prompt")):
+        msgs.append(Msg(role="user", text=prompt["prompt"]))
+    msgs.extend(_vercel_messages(prompt.get("messages")))
+    return msgs
+
+
+def _vercel_prompt_text(a: dict[str, Any]) -> str | None:
+    """The plain ``prompt`` of a Vercel AI SDK ``ai.prompt`` attribute."""
+    prompt = maybe_json(a.get("ai.prompt"))
+    return sval(prompt.get("prompt")) if isinstance(prompt, dict) else None
+
+
+def _vercel_output(a: dict[str, Any]) -> list[Msg] | None:
+    """Vercel AI SDK output: ``ai.response.text`` / ``ai.response.object`` (3.x ``ai.result.*``),
+    ``ai.response.reasoning``, ``ai.response.toolCalls`` (JSON list of ``{toolCallId, toolName, args}``,
+    ``input`` from 5.0) and ``ai.response.finishReason`` (3.x ``ai.finishReason``). None when absent."""
+    text = _first(a, "ai.response.text", "ai.result.text")
+    obj = _first(a, "ai.response.object", "ai.result.object")
+    calls_v = maybe_json(_first(a, "ai.response.toolCalls", "ai.result.toolCalls"))
+    reasoning = _first(a, "ai.response.reasoning")
+    if text is None and obj is None and calls_v is None and reasoning is None:
+        return None
+    msg = Msg(
+        role="assistant",
+        text=as_text(text) if text is not None else as_text(obj),
+        reasoning=as_text(reasoning),
+        finish_reason=sval(_first(a, "ai.response.finishReason", "ai.finishReason")),
+    )
+    for c in calls_v if isinstance(calls_v, list) else []:
+        name = sval(c.get("toolName")) if isinstance(c, dict) else None
+        if isinstance(c, dict) and name is not None:
+            args = c["input"] if "input" in c else c.get("args")
+            msg.calls.append(Call(name=name, call_id=idval(c.get("toolCallId")), arguments=args))
+    return [] if msg.empty() else [msg]
+
+
 def _usage(a: dict[str, Any]) -> Usage | None:
     def pick(*keys: str) -> int | None:
         for k in keys:
@@ -1432,25 +1587,29 @@ def _usage(a: dict[str, Any]) -> Usage | None:
     usage = Usage(
         input_tokens=pick(
             "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
-            "llm.usage.prompt_tokens",
+            "llm.usage.prompt_tokens", "ai.usage.inputTokens", "ai.usage.promptTokens",
         ),
         output_tokens=pick(
             "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion",
-            "llm.usage.completion_tokens",
+            "llm.usage.completion_tokens", "ai.usage.outputTokens", "ai.usage.completionTokens",
         ),
         cached_input_tokens=pick(
             "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
-            "llm.token_count.prompt_details.cache_read",
+            "llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens",
+            "ai.usage.inputTokenDetails.cacheReadTokens",
         ),
         cache_write_tokens=pick(
             "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens",
-            "llm.token_count.prompt_details.cache_write",
+            "llm.token_count.prompt_details.cache_write", "ai.usage.inputTokenDetails.cacheWriteTokens",
         ),
         reasoning_tokens=pick(
             "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens",
-            "llm.token_count.completion_details.reasoning",
+            "llm.token_count.completion_details.reasoning", "ai.usage.reasoningTokens",
+            "ai.usage.outputTokenDetails.reasoningTokens",
         ),
-        total_tokens=pick("llm.token_count.total", "llm.usage.total_tokens", "gen_ai.usage.total_tokens"),
+        total_tokens=pick(
+            "llm.token_count.total", "llm.usage.total_tokens", "gen_ai.usage.total_tokens", "ai.usage.totalTokens"
+        ),
         cost_usd=cost,
     )  # fmt: skip
     return None if usage.is_empty() else usage
