@@ -18,8 +18,8 @@ base64 (protobuf JSON mapping); all become lower-case hex.
 
 Spans are grouped by trace id (one :class:`Trace` each, spans of one trace may be spread over many
 lines), then walked depth-first from the roots, children in start-time order. A span's class comes
-from ``openinference.span.kind``, else ``gen_ai.operation.name``, else ``traceloop.span.kind``, else
-the presence of GenAI attributes. Mapping:
+from ``openinference.span.kind``, else the Vercel AI SDK ``ai.operationId``, else
+``gen_ai.operation.name``, else ``traceloop.span.kind``, else the presence of GenAI attributes. Mapping:
 
 * LLM / ``chat``: new input messages (system/user/tool; re-sent history is skipped, new assistant
   turns that the trace never produced are flagged ``is_copied_context``), an ``llm_call`` event
@@ -31,6 +31,12 @@ the presence of GenAI attributes. Mapping:
   events (``gen_ai.{system,user,assistant,tool}.message``, ``gen_ai.choice``,
   ``gen_ai.content.prompt|completion``, ``gen_ai.client.inference.operation.details``), and, last,
   ``gen_ai.response.content`` or ``input.value``/``output.value``.
+* Vercel AI SDK (``experimental_telemetry``, 3.x-5.x): ``ai.*.doGenerate`` / ``ai.*.doStream`` spans
+  are the model calls (``ai.prompt.messages`` with ``tool-call``/``tool-result`` parts, ``ai.response.text``
+  / ``toolCalls`` / ``object`` / ``reasoning`` / ``finishReason``, 3.x ``ai.result.*``, ``ai.usage.*``);
+  the outer ``ai.generateText``/``streamText``/``generateObject``/``streamObject`` span is a wrapper
+  (an agent named by ``ai.telemetry.functionId`` when set) unless exported without its model calls,
+  then it is the call (``ai.prompt`` ``{system, prompt, messages}``); ``ai.toolCall`` is a tool span.
 * TOOL / ``execute_tool`` / RETRIEVER: ``tool_call`` (skipped when the model output already
   announced the call: matched by ``gen_ai.tool.call.id``/``tool_call.id``, else by tool name) and a
   ``tool_result`` at the span end (``is_error`` from the span status, duration).
@@ -45,7 +51,8 @@ the presence of GenAI attributes. Mapping:
   metrics); the root ``output.value`` is the final output.
 
 Every span's native dict is the ``raw`` of its first event; ``source`` has the JSONL line and a
-JSON pointer to the span. Resource attributes and scopes go to ``Trace.raw``.
+JSON pointer to the span. Resource attributes and scopes go to ``Trace.raw``; AI SDK function ids
+and ``ai.telemetry.metadata.*`` to ``Trace.extra["ai_sdk"]``.
 """
 
 from __future__ import annotations
@@ -468,8 +475,8 @@ class OtlpImporter(Importer):
     name = "otlp"
     description = (
         "OpenTelemetry OTLP/JSON trace exports (collector file exporter JSONL, flat span lists) "
-        "with OTel GenAI (current and legacy), OpenInference, OpenLLMetry, pydantic-ai, Strands or Google "
-        "ADK attributes; Jaeger query JSON"
+        "with OTel GenAI (current and legacy), OpenInference, OpenLLMetry, pydantic-ai, Strands, Google "
+        "ADK or Vercel AI SDK attributes; Jaeger query JSON"
     )
 
     # -- detection ------------------------------------------------------------------------------
