@@ -819,3 +819,50 @@ def test_vercel_ai_v3_result_attributes_and_object(tmp_path: Path) -> None:
         ("message", '{"name":"Tom","age":3}'),
     ]
     assert t.total_usage().input_tokens == 9 and t.model == "gpt-4o"
+
+
+# -- Langfuse (OTel-based SDK v3 attributes) -------------------------------------------------------
+
+
+def test_langfuse_v3_observations() -> None:
+    # hand-written from langfuse-python `_client/attributes.py` (not a captured export)
+    path = FIX / "langfuse_v3.json"
+    assert OtlpImporter().sniff(Source(path)) >= 0.9
+    t = _one(path)
+    assert [(e.kind, e.subtype) for e in t.events] == [
+        ("handoff", "agent_start"),  # langfuse.observation.type agent
+        ("message", "system_prompt"),
+        ("message", None),
+        ("llm_call", None),  # generation
+        ("tool_call", None),  # from the generation output; the tool observation matched by name
+        ("tool_result", None),
+        ("system", "span"),
+        ("error", None),  # langfuse.observation.level ERROR
+        ("llm_call", None),  # re-sent history skipped
+        ("message", None),
+    ]
+    _no_duplicate_content(t)
+    assert [a.name for a in t.agents] == ["weather-agent"]
+    (call, result), *rest = list(t.tool_calls())
+    assert not rest and call.tool_call is not None and result is not None and result.tool_result is not None
+    assert (call.tool_call.name, call.tool_call.call_id, call.tool_call.arguments) == (
+        "get_weather",
+        "call_r1",
+        {"city": "Rome"},
+    )
+    assert result.tool_result.output == '{"temp_c":24,"sky":"sunny"}'
+    assert t.events[7].content == "cache unavailable"
+    total = t.total_usage()
+    assert (total.input_tokens, total.output_tokens, total.total_tokens) == (130, 21, 151)
+    assert total.cost_usd == pytest.approx(0.000535)
+    assert t.model == "gpt-4o" and t.task == "Weather in Rome?"
+    assert t.outcome is not None and t.outcome.final_output == "Sunny, 24C in Rome."
+    assert t.extra["langfuse"] == {
+        "name": "weather-run",
+        "user_id": "u-1",
+        "session_id": "s-9",
+        "input": '{"question":"Weather in Rome?"}',
+        "output": "Sunny, 24C in Rome.",
+        "environment": "production",
+        "metadata": {"tier": "pro"},
+    }

@@ -37,6 +37,9 @@ from ``openinference.span.kind``, else the Vercel AI SDK ``ai.operationId``, els
   the outer ``ai.generateText``/``streamText``/``generateObject``/``streamObject`` span is a wrapper
   (an agent named by ``ai.telemetry.functionId`` when set) unless exported without its model calls,
   then it is the call (``ai.prompt`` ``{system, prompt, messages}``); ``ai.toolCall`` is a tool span.
+* Langfuse SDK (v3+): ``langfuse.observation.type`` gives the class; a generation's
+  ``langfuse.observation.input``/``output``/``model.name``/``usage_details``/``cost_details``, level ERROR
+  gives an ``error``; ``langfuse.trace.*``, ``user.id``, ``session.id`` go to ``Trace.extra["langfuse"]``.
 * TOOL / ``execute_tool`` / RETRIEVER: ``tool_call`` (skipped when the model output already
   announced the call: matched by ``gen_ai.tool.call.id``/``tool_call.id``, else by tool name) and a
   ``tool_result`` at the span end (``is_error`` from the span status, duration).
@@ -105,6 +108,11 @@ _VERCEL_OPS = {
     "ai.streamObject.doStream": "llm", "ai.toolCall": "tool", "ai.embed": "embedding",
     "ai.embed.doEmbed": "embedding", "ai.embedMany": "embedding", "ai.embedMany.doEmbed": "embedding",
 }  # fmt: skip
+# Langfuse SDK (v3+) ``langfuse.observation.type``; ``span``/``event`` are plain spans.
+_LANGFUSE_TYPES = {
+    "generation": "llm", "agent": "agent", "tool": "tool", "chain": "chain", "retriever": "retriever",
+    "evaluator": "evaluator", "embedding": "embedding", "guardrail": "guardrail",
+}  # fmt: skip
 _SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 # Attribute values that are whole JSON documents: never flattened.
 _KEEP_WHOLE = frozenset(
@@ -117,7 +125,9 @@ _KEEP_WHOLE = frozenset(
         "gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response", "gcp.vertex.agent.tool_call_args",
         "gcp.vertex.agent.tool_response", "ai.prompt", "ai.prompt.messages", "ai.response.toolCalls",
         "ai.result.toolCalls", "ai.response.object", "ai.result.object", "ai.toolCall.args", "ai.toolCall.input",
-        "ai.toolCall.result", "ai.toolCall.output", "ai.response.providerMetadata",
+        "ai.toolCall.result", "ai.toolCall.output", "ai.response.providerMetadata", "langfuse.observation.input",
+        "langfuse.observation.output", "langfuse.observation.usage_details", "langfuse.observation.cost_details",
+        "langfuse.observation.model.parameters", "langfuse.trace.input", "langfuse.trace.output",
     }
 )  # fmt: skip
 # Agent / run output and tool argument / result attributes, most standard first (OpenInference,
@@ -125,15 +135,15 @@ _KEEP_WHOLE = frozenset(
 # Vercel AI SDK ``ai.response.*`` / ``ai.toolCall.*``, 3.x ``ai.result.*``, pre-release 5.0 ``input``).
 _OUTPUT_KEYS = (
     "output.value", "traceloop.entity.output", "final_result", "ai.response.text", "ai.response.object",
-    "ai.result.text", "ai.result.object",
+    "ai.result.text", "ai.result.object", "langfuse.observation.output",
 )  # fmt: skip
 _TOOL_ARG_KEYS = (
     "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input", "tool_arguments",
-    "gcp.vertex.agent.tool_call_args", "ai.toolCall.args", "ai.toolCall.input",
+    "gcp.vertex.agent.tool_call_args", "ai.toolCall.args", "ai.toolCall.input", "langfuse.observation.input",
 )  # fmt: skip
 _TOOL_RESULT_KEYS = (
     "gen_ai.tool.call.result", "output.value", "traceloop.entity.output", "tool_response",
-    "gcp.vertex.agent.tool_response", "ai.toolCall.result", "ai.toolCall.output",
+    "gcp.vertex.agent.tool_response", "ai.toolCall.result", "ai.toolCall.output", "langfuse.observation.output",
 )  # fmt: skip
 _GOAL_KEYS = ("user_goal", "goal", "task", "question", "query", "instruction")
 _REQUEST_KEYS = ("resourceSpans", "resource_spans", "batches")
@@ -411,6 +421,9 @@ def _classify(attrs: dict[str, Any], name: str) -> tuple[str, str]:
     tl = attrs.get("traceloop.span.kind")
     if isinstance(tl, str) and tl in _TRACELOOP_KINDS:
         return _TRACELOOP_KINDS[tl], tl
+    lf = attrs.get("langfuse.observation.type")
+    if isinstance(lf, str) and lf:
+        return _LANGFUSE_TYPES.get(lf, "span"), lf
     if not op and (name == "agent run" or name.startswith("invoke_agent ")):
         # pydantic-ai agent run span (before gen_ai.operation.name was set). Its ``agent_name``
         # attribute alone is not enough: custom spans of other tools (LLM calls included) set it too.
@@ -476,7 +489,7 @@ class OtlpImporter(Importer):
     description = (
         "OpenTelemetry OTLP/JSON trace exports (collector file exporter JSONL, flat span lists) "
         "with OTel GenAI (current and legacy), OpenInference, OpenLLMetry, pydantic-ai, Strands, Google "
-        "ADK or Vercel AI SDK attributes; Jaeger query JSON"
+        "ADK, Vercel AI SDK or Langfuse attributes; Jaeger query JSON"
     )
 
     # -- detection ------------------------------------------------------------------------------
@@ -909,8 +922,9 @@ class OtlpImporter(Importer):
         cls = "chain" if span.span_id in ctx.wrappers else span.cls
         if cls in ("tool", "retriever"):
             self._tool_end(ctx, span, actor)
-        if span.status == "ERROR":
-            message = span.status_message
+        lf_error = span.attrs.get("langfuse.observation.level") == "ERROR"
+        if span.status == "ERROR" or lf_error:
+            message = span.status_message or sval(span.attrs.get("langfuse.observation.status_message"))
             extra: dict[str, Any] = {}
             for name, _ts, attrs in span.events:
                 if name == "exception":
@@ -966,6 +980,8 @@ class OtlpImporter(Importer):
         from_events = self._event_messages(span, output=False)
         if from_events:
             return msgs + from_events
+        if a.get("langfuse.observation.input") is not None:
+            return msgs + message_list(a["langfuse.observation.input"])
         value = a.get("input.value")
         if value is not None and not msgs:
             return message_list(value)
@@ -995,6 +1011,8 @@ class OtlpImporter(Importer):
         from_events = self._event_messages(span, output=True)
         if from_events:
             return from_events
+        if a.get("langfuse.observation.output") is not None:
+            return _langfuse_output(a["langfuse.observation.output"])
         content = a.get("gen_ai.response.content")
         if isinstance(content, str):
             return [Msg(role="assistant", text=content)]
@@ -1040,7 +1058,7 @@ class OtlpImporter(Importer):
         outputs = self._output_messages(span)
         model = sval(a.get("gen_ai.response.model")) or sval(a.get("gen_ai.request.model"))
         model = model or sval(a.get("llm.model_name")) or sval(a.get("ai.response.model"))
-        model = model or sval(a.get("ai.model.id"))
+        model = model or sval(a.get("ai.model.id")) or sval(a.get("langfuse.observation.model.name"))
         if model:
             ctx.models[model] += 1
         copied = 0
@@ -1232,13 +1250,18 @@ class OtlpImporter(Importer):
         ai_sdk = _vercel_telemetry(spans)
         if ai_sdk:
             fields["extra"]["ai_sdk"] = ai_sdk
+        langfuse = _langfuse_trace(spans)
+        if langfuse:
+            fields["extra"]["langfuse"] = langfuse
+            if fields["task"] is None and "input" in langfuse:
+                fields["task"] = as_text(maybe_json(langfuse["input"]))
         if len(roots) == 1:
             root = roots[0]
             if root.status == "ERROR":
                 fields["termination"] = Termination(
                     reason="error", by="error", native=root.status_message, at_seq=ctx.root_error_seq
                 )
-            final = as_text(maybe_json(_first(root.attrs, *_OUTPUT_KEYS)))
+            final = as_text(maybe_json(_first(root.attrs, "langfuse.trace.output", *_OUTPUT_KEYS)))
             if final is None and root.cls == "agent":
                 final = _event_output_text(root)
             outcome = _evaluation_outcome(root)
@@ -1265,6 +1288,54 @@ def _vercel_telemetry(spans: list[_Span]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if ids:
         out["function_ids"] = ids
+    if meta:
+        out["metadata"] = meta
+    return out
+
+
+def _langfuse_output(value: Any) -> list[Msg]:
+    """A Langfuse generation's ``langfuse.observation.output``: a message, a list of them, an OpenAI
+    chat completion (``choices``) or text."""
+    body = maybe_json(value)
+    if isinstance(body, dict) and isinstance(body.get("choices"), list):
+        return [
+            m
+            for c in body["choices"]
+            if isinstance(c, dict)
+            for m in messages_from(c.get("message"), "assistant")
+        ]
+    if isinstance(body, dict) and not any(
+        k in body for k in ("role", "content", "parts", "messages", "output")
+    ):
+        return [Msg(role="assistant", text=as_text(value))]  # a structured result: kept as its JSON text
+    return message_list(body, "assistant")
+
+
+_LANGFUSE_TRACE_KEYS = {
+    "langfuse.trace.name": "name", "user.id": "user_id", "langfuse.user.id": "user_id",
+    "session.id": "session_id", "langfuse.session.id": "session_id", "langfuse.trace.tags": "tags",
+    "langfuse.trace.input": "input", "langfuse.trace.output": "output", "langfuse.environment": "environment",
+    "langfuse.release": "release", "langfuse.version": "version",
+}  # fmt: skip
+
+
+def _langfuse_trace(spans: list[_Span]) -> dict[str, Any]:
+    """Langfuse trace-level attributes (any span may set them; the first value wins): ``name``,
+    ``user_id``, ``session_id``, ``tags``, ``input``, ``output``, ``environment``, ``release``, ``version``
+    and ``metadata`` (``langfuse.trace.metadata.<key>``). Read only when some span has Langfuse attributes."""
+    if not any(k.startswith("langfuse.") for s in spans for k in s.attrs):
+        return {}
+    out: dict[str, Any] = {}
+    meta: dict[str, Any] = {}
+    prefix = "langfuse.trace.metadata."
+    for s in spans:
+        for k, v in s.attrs.items():
+            if v is None:
+                continue
+            if k in _LANGFUSE_TRACE_KEYS:
+                out.setdefault(_LANGFUSE_TRACE_KEYS[k], v)
+            elif k.startswith(prefix):
+                meta.setdefault(k[len(prefix) :], v)
     if meta:
         out["metadata"] = meta
     return out
@@ -1588,8 +1659,29 @@ def _usage(a: dict[str, Any]) -> Usage | None:
                 return v
         return None
 
+    lf_usage = maybe_json(a.get("langfuse.observation.usage_details"))
+    if isinstance(lf_usage, dict):  # Langfuse usage_details: {input, output, total, ...} or provider keys
+        for native, keys in (
+            ("input", ("gen_ai.usage.input_tokens",)),
+            ("prompt_tokens", ("gen_ai.usage.input_tokens",)),
+            ("input_tokens", ("gen_ai.usage.input_tokens",)),
+            ("output", ("gen_ai.usage.output_tokens",)),
+            ("completion_tokens", ("gen_ai.usage.output_tokens",)),
+            ("output_tokens", ("gen_ai.usage.output_tokens",)),
+            ("total", ("gen_ai.usage.total_tokens",)),
+            ("total_tokens", ("gen_ai.usage.total_tokens",)),
+        ):
+            if lf_usage.get(native) is not None:
+                a = {**{k: lf_usage[native] for k in keys if a.get(k) is None}, **a}
+    lf_cost = maybe_json(a.get("langfuse.observation.cost_details"))
+    lf_total = _num(lf_cost.get("total")) if isinstance(lf_cost, dict) else None
     cost = next(
-        (c for c in (_num(a.get("llm.cost.total")), _num(a.get("gen_ai.usage.cost"))) if c is not None), None
+        (
+            c
+            for c in (_num(a.get("llm.cost.total")), _num(a.get("gen_ai.usage.cost")), lf_total)
+            if c is not None
+        ),
+        None,
     )
     usage = Usage(
         input_tokens=pick(
