@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from mastkit.traces._build import TraceBuilder, make_event, source_ref, with_cost
+from mastkit.traces._build import TraceBuilder, make_event, source_ref, usage_from, with_cost
 from mastkit.traces.model import Event, SourceRef, ToolCall, Trace, Usage
 
 
@@ -126,3 +126,11 @@ def test_with_cost_adds_a_numeric_cost_only() -> None:
     for not_a_cost in (None, True, "0.5", [1]):
         assert with_cost(tokens, not_a_cost) is tokens
     assert with_cost(None, None) is None
+
+
+def test_usage_from_reads_langfuse_usage_details() -> None:
+    # Langfuse's generic names come after the provider spellings, which win when both are present
+    assert usage_from({"input": 50, "output": 12, "total": 62, "input_cache_read": 40}) == Usage(
+        input_tokens=50, output_tokens=12, total_tokens=62, cached_input_tokens=40
+    )
+    assert usage_from({"prompt_tokens": 7, "input": 50}) == Usage(input_tokens=7)

@@ -70,7 +70,14 @@ from datetime import datetime
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, source_ref, validation_reason
+from mastkit.traces._build import (
+    TraceBuilder,
+    parse_arguments,
+    parse_ts,
+    source_ref,
+    usage_from,
+    validation_reason,
+)
 from mastkit.traces.importers._llm_spans import (
     Call,
     Msg,
@@ -1659,20 +1666,6 @@ def _usage(a: dict[str, Any]) -> Usage | None:
                 return v
         return None
 
-    lf_usage = maybe_json(a.get("langfuse.observation.usage_details"))
-    if isinstance(lf_usage, dict):  # Langfuse usage_details: {input, output, total, ...} or provider keys
-        for native, keys in (
-            ("input", ("gen_ai.usage.input_tokens",)),
-            ("prompt_tokens", ("gen_ai.usage.input_tokens",)),
-            ("input_tokens", ("gen_ai.usage.input_tokens",)),
-            ("output", ("gen_ai.usage.output_tokens",)),
-            ("completion_tokens", ("gen_ai.usage.output_tokens",)),
-            ("output_tokens", ("gen_ai.usage.output_tokens",)),
-            ("total", ("gen_ai.usage.total_tokens",)),
-            ("total_tokens", ("gen_ai.usage.total_tokens",)),
-        ):
-            if lf_usage.get(native) is not None:
-                a = {**{k: lf_usage[native] for k in keys if a.get(k) is None}, **a}
     lf_cost = maybe_json(a.get("langfuse.observation.cost_details"))
     lf_total = _num(lf_cost.get("total")) if isinstance(lf_cost, dict) else None
     cost = next(
@@ -1711,4 +1704,13 @@ def _usage(a: dict[str, Any]) -> Usage | None:
         ),
         cost_usd=cost,
     )  # fmt: skip
+    # Langfuse keeps token counts in one JSON attribute: they fill what the attributes above left unset
+    langfuse = usage_from(maybe_json(a.get("langfuse.observation.usage_details")))
+    if langfuse is not None:
+        usage = Usage(
+            **{
+                f: v if (v := getattr(usage, f)) is not None else getattr(langfuse, f)
+                for f in Usage.model_fields
+            }
+        )
     return None if usage.is_empty() else usage
