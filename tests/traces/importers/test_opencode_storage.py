@@ -220,3 +220,20 @@ def test_empty_or_broken_storage(tmp_path: Path) -> None:
     [t] = list(load_traces(root))
     assert [e.content for e in t.events] == ["one", "two"] and t.task == "one"
     assert Trace.model_validate_json(t.model_dump_json()) == t
+
+
+def test_project_file_read_once_for_its_sessions(tmp_path: Path) -> None:
+    # two root sessions of one project and a broken project file: one error, not one per session
+    storage = tmp_path / "storage"
+    shutil.copytree(STORAGE, storage)
+    (storage / "project" / f"{PROJECT}.json").write_text("{broken")
+    child = storage / "session" / PROJECT / f"{SES_C}.json"
+    info = json.loads(child.read_text())
+    info.pop("parentID", None)  # C becomes a root session of the same project
+    child.write_text(json.dumps(info))
+    traces, errors = _load(storage)
+    assert SES_A in traces and SES_C in traces
+    assert [e.path for e in errors if "project file" in e.reason] == [
+        str(storage / "project" / f"{PROJECT}.json")
+    ]
+    assert traces[SES_A].raw["storage"]["project"] is None and traces[SES_C].raw["storage"]["project"] is None

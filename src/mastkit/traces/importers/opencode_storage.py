@@ -177,9 +177,10 @@ class OpenCodeStorageImporter(OpenCodeMapping, Importer):
             c = t.get("created") if isinstance(t, dict) else None
             return (float(c) if isinstance(c, (int, float)) else 0.0, sid)
 
+        projects: dict[str, Any] = {}  # project file contents, read once for all its sessions
         for root in sorted(groups, key=created):
             members = sorted(groups[root], key=lambda s: (s != root, created(s)))
-            yield from self._group(src, storage, root, members, index, files)
+            yield from self._group(src, storage, root, members, index, files, projects)
 
     def _group(
         self,
@@ -189,6 +190,7 @@ class OpenCodeStorageImporter(OpenCodeMapping, Importer):
         members: list[str],
         index: _Recording,
         files: dict[str, Path],
+        projects: dict[str, Any],
     ) -> Iterator[Trace | TraceLoadError]:
         st = _Recording()
         line = 0
@@ -260,13 +262,16 @@ class OpenCodeStorageImporter(OpenCodeMapping, Importer):
                 st.put_result(rec["id"], rec["sessionID"], ln)
         st.events.clear()
         project_id = _str(index.sessions[root].info.get("projectID")) or files[root].parent.name
-        project_info = None
-        project_path = storage / "project" / f"{project_id}.json"
-        if project_path.is_file():
-            project_info = _read(project_path, "OpenCode project file")
-            if isinstance(project_info, TraceLoadError):
-                yield project_info
-                project_info = None
+        if project_id not in projects:
+            project_info = None
+            project_path = storage / "project" / f"{project_id}.json"
+            if project_path.is_file():
+                project_info = _read(project_path, "OpenCode project file")
+                if isinstance(project_info, TraceLoadError):
+                    yield project_info  # reported once, with the first of its sessions
+                    project_info = None
+            projects[project_id] = project_info
+        project_info = projects[project_id]
         st.raw_extra["storage"] = {
             "folder": str(storage),
             "project": project_info,
