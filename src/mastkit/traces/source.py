@@ -247,15 +247,6 @@ class Source:
                 offset=exc.pos,
             ) from None
 
-    def json_or_none(self) -> Any:
-        """The parsed document, or None when the file is not a single JSON document (sniffing helper)."""
-        if self.json_shape not in ("object", "array") or self.size > WHOLE_FILE_LIMIT:
-            return None
-        try:
-            return self.json
-        except FormatError:
-            return None
-
     def iter_jsonl(self) -> Iterator[tuple[int, int, Any]]:
         """Stream ``(line_no, offset, value_or_FormatError)`` for JSONL files."""
         with open_lines(self.path) as fh:

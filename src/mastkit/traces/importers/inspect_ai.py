@@ -142,14 +142,6 @@ def _zip_layout(names: list[str]) -> bool:
 
 
 @dataclass
-class _Unit:
-    """What one chat message produced: the seq of its first event."""
-
-    seq: int
-    fp: tuple[Any, ...]
-
-
-@dataclass
 class _Ctx:
     """Per-sample conversion state."""
 
