@@ -13,7 +13,8 @@ import pytest
 from conftest import shared_path
 from mastkit import load_traces
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces.importers.otlp import OtlpImporter, _any_value, _hex_id
+from mastkit.traces.importers._otlp import any_value, hex_id
+from mastkit.traces.importers.otlp import OtlpImporter
 from mastkit.traces.load import iter_load
 from mastkit.traces.model import Trace
 from mastkit.traces.source import Source
@@ -395,18 +396,18 @@ def test_sniff_is_specific() -> None:
 
 
 def test_any_value_and_ids() -> None:
-    assert _any_value({"intValue": "42"}) == 42
-    assert _any_value({"doubleValue": 0.5}) == 0.5
-    assert _any_value({"boolValue": False}) is False
-    assert _any_value({"bytesValue": "AQI="}) == "AQI="
-    assert _any_value({"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": "1"}]}}) == ["a", 1]
+    assert any_value({"intValue": "42"}) == 42
+    assert any_value({"doubleValue": 0.5}) == 0.5
+    assert any_value({"boolValue": False}) is False
+    assert any_value({"bytesValue": "AQI="}) == "AQI="
+    assert any_value({"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": "1"}]}}) == ["a", 1]
     kv = {"kvlistValue": {"values": [{"key": "k", "value": {"stringValue": "v"}}]}}
-    assert _any_value(kv) == {"k": "v"}
-    assert _any_value({}) is None
-    assert _hex_id("W47/95gDgQPSabYzgT/GDA==") == "5b8eff f798038103d269b633813fc60c".replace(" ", "")
-    assert _hex_id("0x00f067aa0ba902b7") == "00f067aa0ba902b7"
-    assert _hex_id("0000000000000000") is None
-    assert _hex_id("") is None
+    assert any_value(kv) == {"k": "v"}
+    assert any_value({}) is None
+    assert hex_id("W47/95gDgQPSabYzgT/GDA==") == "5b8eff f798038103d269b633813fc60c".replace(" ", "")
+    assert hex_id("0x00f067aa0ba902b7") == "00f067aa0ba902b7"
+    assert hex_id("0000000000000000") is None
+    assert hex_id("") is None
 
 
 # -- other producers' variants -----------------------------------------------------------------

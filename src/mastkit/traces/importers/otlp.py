@@ -60,8 +60,6 @@ and ``ai.telemetry.metadata.*`` to ``Trace.extra["ai_sdk"]``.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import math
 from collections import Counter
 from collections.abc import Iterator
@@ -90,6 +88,7 @@ from mastkit.traces.importers._llm_spans import (
     messages_from,
     sval,
 )
+from mastkit.traces.importers._otlp import attributes, flatten, hex_id
 from mastkit.traces.model import Outcome, Termination, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -121,22 +120,7 @@ _LANGFUSE_TYPES = {
     "evaluator": "evaluator", "embedding": "embedding", "guardrail": "guardrail",
 }  # fmt: skip
 _SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
-# Attribute values that are whole JSON documents: never flattened.
-_KEEP_WHOLE = frozenset(
-    {
-        "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-        "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "input.value",
-        "output.value", "llm.invocation_parameters", "metadata", "tool.parameters", "gen_ai.prompt",
-        "gen_ai.completion", "traceloop.entity.input", "traceloop.entity.output", "events",
-        "all_messages_events", "pydantic_ai.all_messages", "final_result", "tool_arguments", "tool_response",
-        "gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response", "gcp.vertex.agent.tool_call_args",
-        "gcp.vertex.agent.tool_response", "ai.prompt", "ai.prompt.messages", "ai.response.toolCalls",
-        "ai.result.toolCalls", "ai.response.object", "ai.result.object", "ai.toolCall.args", "ai.toolCall.input",
-        "ai.toolCall.result", "ai.toolCall.output", "ai.response.providerMetadata", "langfuse.observation.input",
-        "langfuse.observation.output", "langfuse.observation.usage_details", "langfuse.observation.cost_details",
-        "langfuse.observation.model.parameters", "langfuse.trace.input", "langfuse.trace.output",
-    }
-)  # fmt: skip
+
 # Agent / run output and tool argument / result attributes, most standard first (OpenInference,
 # OpenLLMetry, pydantic-ai/Logfire ``final_result``/``tool_arguments``/``tool_response``, Google ADK,
 # Vercel AI SDK ``ai.response.*`` / ``ai.toolCall.*``, 3.x ``ai.result.*``, pre-release 5.0 ``input``).
@@ -158,93 +142,6 @@ _NOT_TRACES = ("resourceLogs", "resource_logs", "resourceMetrics", "resource_met
 
 
 # -- decoding -----------------------------------------------------------------------------------
-
-
-def _any_value(v: Any) -> Any:
-    """Decode an OTLP ``AnyValue`` (camelCase or snake_case keys)."""
-    if not isinstance(v, dict):
-        return v
-    if not v:
-        return None
-    for key, val in v.items():
-        if key in ("stringValue", "string_value"):
-            return val
-        if key in ("intValue", "int_value"):
-            try:
-                return int(val)
-            except (TypeError, ValueError):
-                return val
-        if key in ("doubleValue", "double_value"):
-            try:
-                return float(val)
-            except (TypeError, ValueError):
-                return val
-        if key in ("boolValue", "bool_value"):
-            return val
-        if key in ("bytesValue", "bytes_value"):
-            return val
-        if key in ("arrayValue", "array_value"):
-            values = val.get("values") if isinstance(val, dict) else None
-            return [_any_value(x) for x in values] if isinstance(values, list) else []
-        if key in ("kvlistValue", "kvlist_value"):
-            values = val.get("values") if isinstance(val, dict) else None
-            return _kv_dict(values)
-    return v
-
-
-def _kv_dict(values: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if isinstance(values, list):
-        for kv in values:
-            if isinstance(kv, dict) and isinstance(kv.get("key"), str):
-                out[kv["key"]] = _any_value(kv.get("value"))
-    return out
-
-
-def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
-    if prefix not in _KEEP_WHOLE:
-        if isinstance(value, dict) and value:
-            for k, v in value.items():
-                _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
-            return
-        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value) and prefix:
-            for i, v in enumerate(value):
-                _flatten(f"{prefix}.{i}", v, out)
-            return
-    out[prefix] = value
-
-
-def _attributes(value: Any) -> dict[str, Any]:
-    """Flat dotted-key attributes from an OTLP key/value list or a (nested) dict."""
-    if isinstance(value, list):
-        value = _kv_dict(value)
-    out: dict[str, Any] = {}
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _flatten(str(k), v, out)
-    return out
-
-
-def _hex_id(v: Any) -> str | None:
-    """Hex span/trace id from hex, ``0x`` hex or base64 text; None for absent/all-zero ids."""
-    if isinstance(v, int) and not isinstance(v, bool):
-        return format(v, "x") if v else None
-    if not isinstance(v, str):
-        return None
-    s = v.strip()
-    if s[:2] in ("0x", "0X"):
-        s = s[2:]
-    if not s:
-        return None
-    if len(s) in (16, 32) and all(c in "0123456789abcdefABCDEF" for c in s):
-        return None if set(s) == {"0"} else s.lower()
-    try:
-        raw = base64.b64decode(s, validate=True)
-    except (binascii.Error, ValueError):
-        return s
-    if len(raw) in (8, 16):
-        return None if not any(raw) else raw.hex()
-    return s
 
 
 def _status(sp: dict[str, Any]) -> tuple[str, str | None]:
@@ -365,7 +262,7 @@ def _jaeger_kv(values: Any) -> dict[str, Any]:
     if isinstance(values, list):
         for kv in values:
             if isinstance(kv, dict) and isinstance(kv.get("key"), str):
-                _flatten(kv["key"], kv.get("value"), out)
+                flatten(kv["key"], kv.get("value"), out)
     return out
 
 
@@ -662,7 +559,7 @@ class OtlpImporter(Importer):
             if not isinstance(rs, dict):
                 raise FormatError(f"{key}[{i}] is not an object")
             res = rs.get("resource")
-            resource = _attributes(res.get("attributes")) if isinstance(res, dict) else {}
+            resource = attributes(res.get("attributes")) if isinstance(res, dict) else {}
             skey = next(
                 (
                     k
@@ -681,7 +578,7 @@ class OtlpImporter(Importer):
                 scope_v = _first(ss, "scope", "instrumentationLibrary", "instrumentation_library")
                 scope = dict(scope_v) if isinstance(scope_v, dict) else {}
                 if "attributes" in scope:
-                    scope["attributes"] = _attributes(scope["attributes"])
+                    scope["attributes"] = attributes(scope["attributes"])
                 sps = ss.get("spans") or []
                 if not isinstance(sps, list):
                     raise FormatError(f"{key}[{i}].{skey}[{j}].spans is not a list")
@@ -777,15 +674,15 @@ class OtlpImporter(Importer):
             raise FormatError(f"span at {pointer or '/'} is not an object")
         ctx_val = sp.get("context")
         ctx: dict[str, Any] = ctx_val if isinstance(ctx_val, dict) else {}
-        trace_id = _hex_id(_first(sp, "traceId", "trace_id", "context.trace_id") or ctx.get("trace_id"))
-        span_id = _hex_id(_first(sp, "spanId", "span_id", "context.span_id") or ctx.get("span_id"))
+        trace_id = hex_id(_first(sp, "traceId", "trace_id", "context.trace_id") or ctx.get("trace_id"))
+        span_id = hex_id(_first(sp, "spanId", "span_id", "context.span_id") or ctx.get("span_id"))
         if trace_id is None or span_id is None:
             raise FormatError(f"span at {pointer or '/'} has no traceId/spanId")
-        parent = _hex_id(_first(sp, "parentSpanId", "parent_span_id", "parent_id", "parentId"))
-        attrs = _attributes(sp.get("attributes"))
+        parent = hex_id(_first(sp, "parentSpanId", "parent_span_id", "parent_id", "parentId"))
+        attrs = attributes(sp.get("attributes"))
         for k, v in sp.items():  # Phoenix dataframe exports: "attributes.llm.model_name" columns
             if k.startswith("attributes.") and v is not None:
-                _flatten(k[len("attributes.") :], v, attrs)
+                flatten(k[len("attributes.") :], v, attrs)
         oi_kind = sp.get("span_kind")
         if isinstance(oi_kind, str) and oi_kind.upper() in _OI_KINDS:
             attrs.setdefault("openinference.span.kind", oi_kind.upper())
@@ -794,9 +691,9 @@ class OtlpImporter(Importer):
         for ev in raw_events if isinstance(raw_events, list) else []:
             if isinstance(ev, dict):
                 ts = parse_ts(_first(ev, "timeUnixNano", "time_unix_nano", "timestamp", "time"))
-                events.append((str(ev.get("name") or ""), ts, _attributes(ev.get("attributes"))))
+                events.append((str(ev.get("name") or ""), ts, attributes(ev.get("attributes"))))
         if not resource and isinstance(sp.get("resource"), dict):
-            resource = _attributes(sp["resource"].get("attributes"))
+            resource = attributes(sp["resource"].get("attributes"))
         status, message = _status(sp)
         name = sp.get("name")
         span = _Span(
