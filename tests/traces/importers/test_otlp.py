@@ -1046,3 +1046,141 @@ def test_plain_spans_have_no_vendor_extras(tmp_path: Path) -> None:
     path.write_text(json.dumps(_req(_sp("00000000000000a1", attributes=_kv(attrs)))))
     [t] = _load(path)[0]
     assert "langfuse" not in t.extra and "ai_sdk" not in t.extra
+
+
+# -- log records written with the spans ---------------------------------------------------------
+
+
+def _kv(d: dict[str, Any]) -> list[dict[str, Any]]:
+    def val(v: Any) -> dict[str, Any]:
+        if isinstance(v, str):
+            return {"stringValue": v}
+        if isinstance(v, bool):
+            return {"boolValue": v}
+        if isinstance(v, int):
+            return {"intValue": str(v)}
+        if isinstance(v, dict):
+            return {"kvlistValue": {"values": _kv(v)}}
+        return {"arrayValue": {"values": [val(x) for x in v]}}
+
+    return [{"key": k, "value": val(v)} for k, v in d.items()]
+
+
+_TID, _SID = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
+
+
+def _genai_span_line() -> dict[str, Any]:
+    """A chat span of opentelemetry-instrumentation-openai-v2: no message content in its attributes
+    (the instrumentation logs the messages as events)."""
+    span = {
+        "traceId": _TID, "spanId": _SID, "name": "chat gpt-4o-mini", "kind": 3,
+        "startTimeUnixNano": "1760000000000000000", "endTimeUnixNano": "1760000001500000000",
+        "attributes": _kv({
+            "gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o-mini",
+            "gen_ai.response.model": "gpt-4o-mini-2024-07-18", "gen_ai.usage.input_tokens": 52,
+            "gen_ai.usage.output_tokens": 17,
+        }),
+        "status": {},
+    }  # fmt: skip
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": _kv({"service.name": "weather-bot"})},
+                "scopeSpans": [
+                    {"scope": {"name": "opentelemetry.instrumentation.openai_v2"}, "spans": [span]}
+                ],
+            }
+        ]
+    }
+
+
+def _genai_logs_line(*, event_name_field: bool) -> dict[str, Any]:
+    def rec(name: str, body: dict[str, Any], t: str) -> dict[str, Any]:
+        r: dict[str, Any] = {
+            "timeUnixNano": t, "traceId": _TID, "spanId": _SID, "body": {"kvlistValue": {"values": _kv(body)}},
+            "attributes": _kv({"gen_ai.system": "openai"}),
+        }  # fmt: skip
+        if event_name_field:
+            r["eventName"] = name  # OTLP 1.5+
+        else:
+            r["attributes"] += _kv({"event.name": name})  # the older event API
+        return r
+
+    call = {
+        "id": "call_7",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+    }
+    records = [
+        rec("gen_ai.system.message", {"content": "You answer weather questions."}, "1760000000000000001"),
+        rec("gen_ai.user.message", {"content": "Weather in Oslo?"}, "1760000000000000002"),
+        rec(
+            "gen_ai.choice",
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {"role": "assistant", "tool_calls": [call]},
+            },
+            "1760000001500000000",
+        ),
+    ]
+    return {
+        "resourceLogs": [
+            {
+                "resource": {"attributes": _kv({"service.name": "weather-bot"})},
+                "scopeLogs": [
+                    {"scope": {"name": "opentelemetry.instrumentation.openai_v2"}, "logRecords": records}
+                ],
+            }
+        ]
+    }
+
+
+@pytest.mark.parametrize("logs_first", [False, True])
+@pytest.mark.parametrize("event_name_field", [False, True])
+def test_genai_log_events_join_their_span(tmp_path: Path, logs_first: bool, event_name_field: bool) -> None:
+    lines = [_genai_span_line(), _genai_logs_line(event_name_field=event_name_field)]
+    if logs_first:
+        lines.reverse()
+    path = tmp_path / "collector.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    traces, errors = _load(path)
+    assert errors == []
+    (t,) = traces
+    assert t.source_format == "otlp"
+    by_kind = [(e.kind, e.role, e.content) for e in t.events if e.kind in ("message", "tool_call")]
+    assert by_kind == [
+        ("message", "system", "You answer weather questions."),
+        ("message", "user", "Weather in Oslo?"),
+        ("tool_call", "assistant", None),
+    ]
+    call = next(e for e in t.events if e.kind == "tool_call")
+    assert call.tool_call is not None
+    assert (call.tool_call.name, call.tool_call.call_id) == ("get_weather", "call_7")
+    assert call.tool_call.arguments == {"city": "Oslo"}
+    llm = next(e for e in t.events if e.kind == "llm_call")
+    assert llm.usage is not None and (llm.usage.input_tokens, llm.usage.output_tokens) == (52, 17)
+    assert len(t.raw["log_records"]) == 3  # kept whole, in file order
+    assert t.raw["log_records"][1]["body"]["kvlistValue"]["values"][0]["value"] == {
+        "stringValue": "Weather in Oslo?"
+    }
+    _roundtrip(t)
+
+
+def test_log_records_of_no_span_in_the_file(tmp_path: Path) -> None:
+    """Records of the file's trace that name no span of it are kept in its raw, not made events;
+    a file of log records alone is not a spans file."""
+    logs = _genai_logs_line(event_name_field=True)
+    recs = logs["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    recs[0]["spanId"] = "aaaaaaaaaaaaaaaa"
+    path = tmp_path / "collector.jsonl"
+    path.write_text(json.dumps(_genai_span_line()) + "\n" + json.dumps(logs) + "\n")
+    (t,), errors = _load(path)
+    assert errors == []
+    assert [e.role for e in t.events if e.kind == "message"] == ["user"]
+    assert len(t.raw["log_records"]) == 3
+    only_logs = tmp_path / "logs.json"
+    only_logs.write_text(json.dumps(logs))
+    assert OtlpImporter().sniff(Source(only_logs)) == 0.0
+    with pytest.raises(FormatError, match="only log records"):
+        list(OtlpImporter().load(Source(only_logs)))

@@ -88,7 +88,7 @@ from mastkit.traces.importers._llm_spans import (
     messages_from,
     sval,
 )
-from mastkit.traces.importers._otlp import attributes, flatten, hex_id
+from mastkit.traces.importers._otlp import LOGS_KEYS, LogRecord, attributes, flatten, hex_id, log_records
 from mastkit.traces.model import Outcome, Termination, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -138,7 +138,7 @@ _TOOL_RESULT_KEYS = (
 )  # fmt: skip
 _GOAL_KEYS = ("user_goal", "goal", "task", "question", "query", "instruction")
 _REQUEST_KEYS = ("resourceSpans", "resource_spans", "batches")
-_NOT_TRACES = ("resourceLogs", "resource_logs", "resourceMetrics", "resource_metrics")
+_NOT_TRACES = ("resourceMetrics", "resource_metrics")
 
 
 # -- decoding -----------------------------------------------------------------------------------
@@ -254,6 +254,29 @@ class _Span:
 
     def sort_key(self) -> tuple[bool, float, int]:
         return (self.start is None, self.start.timestamp() if self.start else 0.0, self.order)
+
+
+def _join_logs(groups: dict[str, list[_Span]], logs: list[LogRecord]) -> dict[str, list[LogRecord]]:
+    """Log records written with the spans (OTel GenAI instrumentations emit the messages as log
+    events: ``gen_ai.user.message``, ``gen_ai.choice``, ...) join the span they name as span events,
+    in file order: the body's fields (``content``, ``role``, ``message``, ...) over the attributes, so
+    they are read as span events are. Returns the records of each trace, which keeps them whole.
+    A record naming no span of the file is kept by its trace, or left out when the file has no
+    span of its trace (see the format notes)."""
+    by_id: dict[tuple[str, str], _Span] = {}
+    for tid, group in groups.items():
+        for s in group:
+            by_id.setdefault((tid, s.span_id), s)
+    out: dict[str, list[LogRecord]] = {}
+    for r in logs:
+        if r.trace_id is None or r.trace_id not in groups:
+            continue
+        out.setdefault(r.trace_id, []).append(r)
+        span = by_id.get((r.trace_id, r.span_id)) if r.span_id else None
+        if span is not None:
+            body = r.body if isinstance(r.body, dict) else ({"body": r.body} if r.body is not None else {})
+            span.events.append((r.name, r.time, {**r.attrs, **body}))
+    return out
 
 
 def _jaeger_kv(values: Any) -> dict[str, Any]:
@@ -421,6 +444,9 @@ class OtlpImporter(Importer):
             return 0.0
         if "resourceSpans" in rec or "resource_spans" in rec:
             return 0.95
+        if any(k in rec for k in LOGS_KEYS):  # logs first, spans later in the same file: the spans' file
+            head = src.head_text
+            return 0.9 if '"resourceSpans"' in head or '"resource_spans"' in head else 0.0
         if _is_batches(rec.get("batches")):
             return 0.9
         if _is_jaeger(rec):
@@ -438,7 +464,7 @@ class OtlpImporter(Importer):
     # -- reading --------------------------------------------------------------------------------
 
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
-        spans: list[_Span] = []
+        spans: list[_Span | LogRecord] = []
         errors = 0
         shape = src.json_shape
         # a span of a record that cannot be read is reported (one error each) and the rest loads
@@ -490,20 +516,25 @@ class OtlpImporter(Importer):
             yield from (TraceLoadError(src.path, reason) for reason in bad)
         else:
             raise FormatError("not a JSON or JSONL file")
-        if not spans:
-            if not errors:
-                raise FormatError("no trace spans found")
-            return
+        logs = [x for x in spans if isinstance(x, LogRecord)]
         groups: dict[str, list[_Span]] = {}
         for s in spans:
-            groups.setdefault(s.trace_id, []).append(s)
+            if isinstance(s, _Span):
+                groups.setdefault(s.trace_id, []).append(s)
+        if not groups:
+            if not errors:
+                raise FormatError("no trace spans found" + (" (only log records)" if logs else ""))
+            return
+        joined = _join_logs(groups, logs)
         for tid, group in groups.items():
             try:
-                yield self._trace(src, tid, group)
+                yield self._trace(src, tid, group, joined.get(tid, []))
             except (ValueError, TypeError, KeyError) as exc:
                 yield TraceLoadError(src.path, f"trace {tid}: {validation_reason(exc)}")
 
-    def _read(self, rec: Any, line: int | None, pointer: str, order: int) -> tuple[list[_Span], list[str]]:
+    def _read(
+        self, rec: Any, line: int | None, pointer: str, order: int
+    ) -> tuple[list[_Span | LogRecord], list[str]]:
         """``(spans, reasons)``: the spans of one record (:meth:`_record`) and why each span left out
         could not be read. A record none of whose spans can be read is itself broken: FormatError."""
         bad: list[str] = []
@@ -515,12 +546,15 @@ class OtlpImporter(Importer):
             raise FormatError(bad[0])
         return got, bad
 
-    def _record(self, rec: Any, line: int | None, pointer: str, order: int, bad: list[str]) -> list[_Span]:
-        """The spans in one record: an export request, a flat span, or a list/wrapper of them.
+    def _record(
+        self, rec: Any, line: int | None, pointer: str, order: int, bad: list[str]
+    ) -> list[_Span | LogRecord]:
+        """The spans in one record: an export request, a flat span, or a list/wrapper of them; the log
+        records of a logs request written to the same file (they join their spans, see :meth:`load`).
         A span that cannot be read (not an object, no ids) is left out and its reason added to
         ``bad``; a record whose structure is wrong raises FormatError."""
         if isinstance(rec, list):
-            out: list[_Span] = []
+            out: list[_Span | LogRecord] = []
             for i, item in enumerate(rec):
                 out.extend(self._record(item, line, f"{pointer}/{i}", order + len(out), bad))
             return out
@@ -528,9 +562,12 @@ class OtlpImporter(Importer):
             raise FormatError(f"record is a {type(rec).__name__}, not an OTLP request or span")
         for key in _REQUEST_KEYS:
             if key in rec:
-                return self._request(rec[key], key, line, pointer, order, bad)
+                return list(self._request(rec[key], key, line, pointer, order, bad))
+        for key in LOGS_KEYS:
+            if key in rec:
+                return list(log_records(rec[key], key, line, pointer, order, bad))
         if _is_jaeger(rec):
-            return self._jaeger(rec["data"], line, pointer, order)
+            return list(self._jaeger(rec["data"], line, pointer, order))
         inner = _wrapped_request(rec)
         if inner is not None:
             return self._record(rec[inner], line, f"{pointer}/{inner}", order, bad)
@@ -545,7 +582,7 @@ class OtlpImporter(Importer):
                 out.append(self._span(item, {}, {}, line, f"{pointer}/spans/{i}", order + len(out)))
             return out
         if any(k in rec for k in _NOT_TRACES):
-            return []  # OTLP logs/metrics written to the same file: not trace data
+            return []  # OTLP metrics written to the same file: not trace data
         keys = ", ".join(list(rec)[:6])
         raise FormatError(f"record is not an OTLP ExportTraceServiceRequest or span (keys: {keys})")
 
@@ -727,7 +764,7 @@ class OtlpImporter(Importer):
 
     # -- building ------------------------------------------------------------------------------
 
-    def _trace(self, src: Source, tid: str, spans: list[_Span]) -> Trace:
+    def _trace(self, src: Source, tid: str, spans: list[_Span], logs: list[LogRecord]) -> Trace:
         by_id: dict[str, _Span] = {}
         duplicates = 0
         for s in spans:
@@ -770,7 +807,10 @@ class OtlpImporter(Importer):
                 break
             pending_roots = [min(rest, key=_Span.sort_key)]  # a parent cycle: break it
 
-        return b.build(**self._trace_fields(ctx, unique, roots, duplicates))
+        fields = self._trace_fields(ctx, unique, roots, duplicates)
+        if logs:
+            fields["raw"]["log_records"] = [r.raw for r in logs]
+        return b.build(**fields)
 
     def _walk(
         self, ctx: _Ctx, roots: list[_Span], children: dict[str, list[_Span]], visited: set[str]
