@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -157,45 +158,59 @@ class LogRecord:
     order: int
 
 
+_SCOPE_KEYS = {
+    "spans": ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans"),
+    "logs": ("scopeLogs", "scope_logs", "instrumentationLibraryLogs", "instrumentation_library_logs"),
+}
+_ITEM_KEYS = {"spans": ("spans",), "logs": ("logRecords", "log_records")}
+
+
+def request_items(
+    resources: Any, key: str, signal: str
+) -> Iterator[tuple[str, dict[str, Any], dict[str, Any], Any]]:
+    """``(pointer, resource attributes, scope, item)`` for each span (``signal="spans"``) or log
+    record (``"logs"``) of an export request: ``resources`` is the list under ``key``
+    (``resourceSpans``, ``resource_logs``, ...). The pointer is relative to the request. A wrong
+    structure above the items (a list that is not one, a block that is not an object) raises
+    FormatError; the items are given as they are."""
+    if not isinstance(resources, list):
+        raise FormatError(f"{key} is not a list")
+    for i, block in enumerate(resources):
+        if not isinstance(block, dict):
+            raise FormatError(f"{key}[{i}] is not an object")
+        res = block.get("resource")
+        resource = attributes(res.get("attributes")) if isinstance(res, dict) else {}
+        skey = next((k for k in _SCOPE_KEYS[signal] if k in block), None)
+        scopes = block.get(skey) if skey else []
+        if not isinstance(scopes, list):
+            raise FormatError(f"{key}[{i}].{skey} is not a list")
+        for j, sb in enumerate(scopes):
+            if not isinstance(sb, dict):
+                raise FormatError(f"{key}[{i}].{skey}[{j}] is not an object")
+            scope_v = _pick(sb, "scope", "instrumentationLibrary", "instrumentation_library")
+            scope = dict(scope_v) if isinstance(scope_v, dict) else {}
+            if "attributes" in scope:
+                scope["attributes"] = attributes(scope["attributes"])
+            ikey = next((k for k in _ITEM_KEYS[signal] if k in sb), _ITEM_KEYS[signal][0])
+            items = sb.get(ikey) or []
+            if not isinstance(items, list):
+                raise FormatError(f"{key}[{i}].{skey}[{j}].{ikey} is not a list")
+            for k, item in enumerate(items):
+                yield f"/{key}/{i}/{skey}/{j}/{ikey}/{k}", resource, scope, item
+
+
 def log_records(
     rls: Any, key: str, line: int | None, pointer: str, order: int, bad: list[str]
 ) -> list[LogRecord]:
     """The log records of ``rls`` (the list under ``resourceLogs`` / ``resource_logs``). A record
     that is not an object is left out and its reason added to ``bad``; a wrong structure above
     the records raises FormatError."""
-    if not isinstance(rls, list):
-        raise FormatError(f"{key} is not a list")
     out: list[LogRecord] = []
-    for i, rl in enumerate(rls):
-        if not isinstance(rl, dict):
-            raise FormatError(f"{key}[{i}] is not an object")
-        res = rl.get("resource")
-        resource = attributes(res.get("attributes")) if isinstance(res, dict) else {}
-        skey = next(
-            (k for k in ("scopeLogs", "scope_logs", "instrumentationLibraryLogs",
-                         "instrumentation_library_logs") if k in rl),
-            None,
-        )  # fmt: skip
-        sls = rl.get(skey) if skey else []
-        if not isinstance(sls, list):
-            raise FormatError(f"{key}[{i}].{skey} is not a list")
-        for j, sl in enumerate(sls):
-            if not isinstance(sl, dict):
-                raise FormatError(f"{key}[{i}].{skey}[{j}] is not an object")
-            scope_v = _pick(sl, "scope", "instrumentationLibrary", "instrumentation_library")
-            scope = dict(scope_v) if isinstance(scope_v, dict) else {}
-            if "attributes" in scope:
-                scope["attributes"] = attributes(scope["attributes"])
-            rkey = "logRecords" if "logRecords" in sl else "log_records"
-            recs = sl.get(rkey) or []
-            if not isinstance(recs, list):
-                raise FormatError(f"{key}[{i}].{skey}[{j}].{rkey} is not a list")
-            for k, rec in enumerate(recs):
-                ptr = f"{pointer}/{key}/{i}/{skey}/{j}/{rkey}/{k}"
-                if not isinstance(rec, dict):
-                    bad.append(f"log record at {ptr} is not an object")
-                    continue
-                out.append(log_record(rec, resource, scope, line, ptr, order + len(out)))
+    for ptr, resource, scope, rec in request_items(rls, key, "logs"):
+        if not isinstance(rec, dict):
+            bad.append(f"log record at {pointer}{ptr} is not an object")
+            continue
+        out.append(log_record(rec, resource, scope, line, pointer + ptr, order + len(out)))
     return out
 
 

@@ -88,7 +88,15 @@ from mastkit.traces.importers._llm_spans import (
     messages_from,
     sval,
 )
-from mastkit.traces.importers._otlp import LOGS_KEYS, LogRecord, attributes, flatten, hex_id, log_records
+from mastkit.traces.importers._otlp import (
+    LOGS_KEYS,
+    LogRecord,
+    attributes,
+    flatten,
+    hex_id,
+    log_records,
+    request_items,
+)
 from mastkit.traces.model import Outcome, Termination, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -589,42 +597,12 @@ class OtlpImporter(Importer):
     def _request(
         self, rss: Any, key: str, line: int | None, pointer: str, order: int, bad: list[str]
     ) -> list[_Span]:
-        if not isinstance(rss, list):
-            raise FormatError(f"{key} is not a list")
         out: list[_Span] = []
-        for i, rs in enumerate(rss):
-            if not isinstance(rs, dict):
-                raise FormatError(f"{key}[{i}] is not an object")
-            res = rs.get("resource")
-            resource = attributes(res.get("attributes")) if isinstance(res, dict) else {}
-            skey = next(
-                (
-                    k
-                    for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans",
-                              "instrumentation_library_spans")
-                    if k in rs
-                ),
-                None,
-            )  # fmt: skip
-            sss = rs.get(skey) if skey else []
-            if not isinstance(sss, list):
-                raise FormatError(f"{key}[{i}].{skey} is not a list")
-            for j, ss in enumerate(sss):
-                if not isinstance(ss, dict):
-                    raise FormatError(f"{key}[{i}].{skey}[{j}] is not an object")
-                scope_v = _first(ss, "scope", "instrumentationLibrary", "instrumentation_library")
-                scope = dict(scope_v) if isinstance(scope_v, dict) else {}
-                if "attributes" in scope:
-                    scope["attributes"] = attributes(scope["attributes"])
-                sps = ss.get("spans") or []
-                if not isinstance(sps, list):
-                    raise FormatError(f"{key}[{i}].{skey}[{j}].spans is not a list")
-                for k, sp in enumerate(sps):
-                    ptr = f"{pointer}/{key}/{i}/{skey}/{j}/spans/{k}"
-                    try:
-                        out.append(self._span(sp, resource, scope, line, ptr, order + len(out)))
-                    except FormatError as exc:
-                        bad.append(exc.reason)
+        for ptr, resource, scope, sp in request_items(rss, key, "spans"):
+            try:
+                out.append(self._span(sp, resource, scope, line, pointer + ptr, order + len(out)))
+            except FormatError as exc:
+                bad.append(exc.reason)
         return out
 
     def _jaeger(self, traces: list[Any], line: int | None, pointer: str, order: int) -> list[_Span]:
