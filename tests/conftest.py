@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mastkit.errors import TraceLoadError
+    from mastkit.traces import Trace
 
 import pytest
 
@@ -50,3 +55,18 @@ def assert_loads_cleanly(path: Path | str, format: str | None = None) -> None:
         else:
             assert isinstance(item, Trace)
             assert Trace.model_validate_json(item.model_dump_json()) == item
+
+
+def load_split(path: Path | str) -> tuple[list[Trace], list[TraceLoadError]]:
+    """``(traces, errors)`` of loading ``path`` with errors inline (``iter_load``)."""
+    from mastkit.errors import TraceLoadError
+    from mastkit.traces import iter_load
+
+    traces: list[Trace] = []
+    errors: list[TraceLoadError] = []
+    for item in iter_load(path):
+        if isinstance(item, TraceLoadError):
+            errors.append(item)
+        else:
+            traces.append(item)
+    return traces, errors

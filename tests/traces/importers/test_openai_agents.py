@@ -8,26 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import shared_path
+from conftest import load_split, shared_path
 from mastkit import load_traces
-from mastkit.errors import FormatError, TraceLoadError
+from mastkit.errors import FormatError
 from mastkit.traces.importers.openai_agents import OpenAIAgentsImporter, parse_repr
-from mastkit.traces.load import iter_load
 from mastkit.traces.model import Trace
 from mastkit.traces.source import Source
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "openai_agents"
 
 
-def _load(path: Path) -> tuple[list[Trace], list[TraceLoadError]]:
-    traces: list[Trace] = []
-    errors: list[TraceLoadError] = []
-    for item in iter_load(path):
-        if isinstance(item, TraceLoadError):
-            errors.append(item)
-        else:
-            traces.append(item)
-    return traces, errors
+_load = load_split
 
 
 def _roundtrip(t: Trace) -> None:

@@ -17,20 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import assert_loads_cleanly
-from mastkit.errors import TraceLoadError
-from mastkit.traces.load import iter_load
+from conftest import assert_loads_cleanly, load_split
 from mastkit.traces.model import Trace
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "otel_logs"
 
 
-def _load(path: Path) -> tuple[list[Trace], list[TraceLoadError]]:
-    traces: list[Trace] = []
-    errors: list[TraceLoadError] = []
-    for item in iter_load(path):
-        (errors if isinstance(item, TraceLoadError) else traces).append(item)  # type: ignore[arg-type]
-    return traces, errors
+_load = load_split
 
 
 def _one(path: Path) -> Trace:

@@ -10,24 +10,18 @@ from typing import Any
 
 import pytest
 
-from conftest import shared_path
+from conftest import load_split, shared_path
 from mastkit import load_traces
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces.importers._otlp import any_value, hex_id
 from mastkit.traces.importers.otlp import OtlpImporter
-from mastkit.traces.load import iter_load
 from mastkit.traces.model import Trace
 from mastkit.traces.source import Source
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "otlp"
 
 
-def _load(path: Path) -> tuple[list[Trace], list[TraceLoadError]]:
-    traces: list[Trace] = []
-    errors: list[TraceLoadError] = []
-    for item in iter_load(path):
-        (errors if isinstance(item, TraceLoadError) else traces).append(item)  # type: ignore[arg-type]
-    return traces, errors
+_load = load_split
 
 
 def _roundtrip(t: Trace) -> None:
@@ -1051,7 +1045,7 @@ def test_plain_spans_have_no_vendor_extras(tmp_path: Path) -> None:
 # -- log records written with the spans ---------------------------------------------------------
 
 
-def _kv(d: dict[str, Any]) -> list[dict[str, Any]]:
+def _kv_any(d: dict[str, Any]) -> list[dict[str, Any]]:
     def val(v: Any) -> dict[str, Any]:
         if isinstance(v, str):
             return {"stringValue": v}
@@ -1060,7 +1054,7 @@ def _kv(d: dict[str, Any]) -> list[dict[str, Any]]:
         if isinstance(v, int):
             return {"intValue": str(v)}
         if isinstance(v, dict):
-            return {"kvlistValue": {"values": _kv(v)}}
+            return {"kvlistValue": {"values": _kv_any(v)}}
         return {"arrayValue": {"values": [val(x) for x in v]}}
 
     return [{"key": k, "value": val(v)} for k, v in d.items()]
@@ -1075,7 +1069,7 @@ def _genai_span_line() -> dict[str, Any]:
     span = {
         "traceId": _TID, "spanId": _SID, "name": "chat gpt-4o-mini", "kind": 3,
         "startTimeUnixNano": "1760000000000000000", "endTimeUnixNano": "1760000001500000000",
-        "attributes": _kv({
+        "attributes": _kv_any({
             "gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o-mini",
             "gen_ai.response.model": "gpt-4o-mini-2024-07-18", "gen_ai.usage.input_tokens": 52,
             "gen_ai.usage.output_tokens": 17,
@@ -1085,7 +1079,7 @@ def _genai_span_line() -> dict[str, Any]:
     return {
         "resourceSpans": [
             {
-                "resource": {"attributes": _kv({"service.name": "weather-bot"})},
+                "resource": {"attributes": _kv_any({"service.name": "weather-bot"})},
                 "scopeSpans": [
                     {"scope": {"name": "opentelemetry.instrumentation.openai_v2"}, "spans": [span]}
                 ],
@@ -1097,13 +1091,13 @@ def _genai_span_line() -> dict[str, Any]:
 def _genai_logs_line(*, event_name_field: bool) -> dict[str, Any]:
     def rec(name: str, body: dict[str, Any], t: str) -> dict[str, Any]:
         r: dict[str, Any] = {
-            "timeUnixNano": t, "traceId": _TID, "spanId": _SID, "body": {"kvlistValue": {"values": _kv(body)}},
-            "attributes": _kv({"gen_ai.system": "openai"}),
+            "timeUnixNano": t, "traceId": _TID, "spanId": _SID, "body": {"kvlistValue": {"values": _kv_any(body)}},
+            "attributes": _kv_any({"gen_ai.system": "openai"}),
         }  # fmt: skip
         if event_name_field:
             r["eventName"] = name  # OTLP 1.5+
         else:
-            r["attributes"] += _kv({"event.name": name})  # the older event API
+            r["attributes"] += _kv_any({"event.name": name})  # the older event API
         return r
 
     call = {
@@ -1127,7 +1121,7 @@ def _genai_logs_line(*, event_name_field: bool) -> dict[str, Any]:
     return {
         "resourceLogs": [
             {
-                "resource": {"attributes": _kv({"service.name": "weather-bot"})},
+                "resource": {"attributes": _kv_any({"service.name": "weather-bot"})},
                 "scopeLogs": [
                     {"scope": {"name": "opentelemetry.instrumentation.openai_v2"}, "logRecords": records}
                 ],
