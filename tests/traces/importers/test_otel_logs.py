@@ -304,3 +304,20 @@ def test_fuzz_mutated_fixtures(seed: int, cut: float) -> None:
         assert_loads_cleanly(name, format="otel_logs")
     finally:
         os.unlink(name)
+
+
+def test_numbers_out_of_range_are_dropped(tmp_path: Path) -> None:
+    doc = json.loads((FIX / "claude_code_otlp_logs.json").read_text())
+    for r in doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]:
+        for kv in r["attributes"]:
+            if kv["key"] in ("duration_ms", "cost_usd", "input_tokens"):
+                kv["value"] = {"intValue": "9" * 400}
+    path = tmp_path / "logs.json"
+    path.write_text(json.dumps(doc))
+    t = _one(path)  # and it serialises: no count beyond 64 bits is kept
+    calls = [e for e in t.events if e.kind == "llm_call"]
+    assert [(c.usage.cost_usd, c.usage.input_tokens) for c in calls if c.usage] == [
+        (None, None),
+        (None, None),
+    ]
+    assert all(e.tool_result.duration_ms is None for e in t.events if e.tool_result is not None)
