@@ -461,6 +461,20 @@ def test_data_folder_reads_the_database_then_sessions_only_in_storage(tmp_path: 
     assert {t.source_format for t in traces.values()} == {"opencode_db"} and len(errors) == 1
 
 
+@pytest.mark.parametrize("in_db", [[SES_C], [SES_A]])
+def test_data_folder_split_session_tree_loses_nothing(tmp_path: Path, in_db: list[str]) -> None:
+    """The database holds only the child session C, or only its root A, and storage/ holds both:
+    every session loads once, from the first store holding it (before, the root A or the child C
+    was dropped with no error)."""
+    data = tmp_path / "opencode"
+    shutil.copytree(STORAGE, data / "storage")
+    (data / "log").mkdir()
+    write_opencode_db(data / "opencode.db", sessions=in_db)
+    traces, _errors = _load(data)
+    assert set(traces) == {SES_A, SES_B, SES_C}
+    assert {s for s, t in traces.items() if t.source_format == "opencode_db"} == set(in_db)
+
+
 def test_data_folder_without_storage_and_channel_databases(tmp_path: Path) -> None:
     data = tmp_path / "opencode"
     (data / "log").mkdir(parents=True)

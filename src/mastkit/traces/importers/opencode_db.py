@@ -305,8 +305,8 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
         return con, schema
 
     def _load_db(self, src: Source, path: Path, seen: set[str]) -> Iterator[Trace | TraceLoadError]:
-        """The traces of one database; the groups with a session in ``seen`` are left out, and the
-        sessions of this database are added to it."""
+        """The traces of one database, without the sessions in ``seen``; the sessions it loads
+        are added to ``seen`` (not those it could not read: another store may hold them)."""
         con, schema = self._open(path)
         try:
             try:
@@ -316,9 +316,7 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
                 raise FormatError(f"unreadable OpenCode database: {exc}") from None
             yield from errors
             projects: dict[Any, Any] = {}  # project rows, read once for all their sessions
-            for root, members in self._session_groups(index):
-                if seen.intersection(members):
-                    continue
+            for root, members in self._session_groups(index, seen):
                 try:
                     group = self._read_group(con, schema, path, members)
                 except DB_ERRORS as exc:
@@ -337,7 +335,7 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
                     "session_columns": {s: extras[s] for s in members if s in extras},
                 }
                 yield from self._traces(src, st)
-            seen.update(index.sessions)
+                seen.update(members)
         finally:
             con.close()
 

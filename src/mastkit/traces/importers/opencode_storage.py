@@ -150,10 +150,14 @@ class StoredSessionsMapping(OpenCodeMapping):
     """The reading rules shared by OpenCode's stores of finished records -- the storage folder and
     the SQLite database: which sessions make one trace, and where each record is placed."""
 
-    def _session_groups(self, index: _Recording) -> list[tuple[str, list[str]]]:
+    def _session_groups(
+        self, index: _Recording, skip: frozenset[str] | set[str] = frozenset()
+    ) -> list[tuple[str, list[str]]]:
         """``(root, members)`` for the sessions of ``index`` (session infos only): a root and its
         child sessions (``parentID``) make one trace; roots oldest first, each root before its
-        children, children oldest first."""
+        children, children oldest first. Sessions in ``skip`` (loaded from another store) are left
+        out of their group, so none is loaded twice and none is lost: a group left empty is dropped,
+        one that lost its root is led by its oldest remaining session."""
         groups: dict[str, list[str]] = {}
         for sid in index.sessions:
             groups.setdefault(self._root(index, sid), []).append(sid)
@@ -163,10 +167,14 @@ class StoredSessionsMapping(OpenCodeMapping):
             c = t.get("created") if isinstance(t, dict) else None
             return (float(c) if isinstance(c, (int, float)) else 0.0, sid)
 
-        return [
-            (root, sorted(groups[root], key=lambda s: (s != root, created(s))))
-            for root in sorted(groups, key=created)
-        ]
+        out: list[tuple[str, list[str]]] = []
+        for root in sorted(groups, key=created):
+            members = [
+                s for s in sorted(groups[root], key=lambda s: (s != root, created(s))) if s not in skip
+            ]
+            if members:
+                out.append((members[0], members))
+        return out
 
     def _place(
         self,
@@ -246,8 +254,8 @@ class OpenCodeStorageImporter(StoredSessionsMapping, Importer):
     def load_storage(
         self, src: Source, storage: Path, project: str | None, skip: frozenset[str] = frozenset()
     ) -> Iterator[Trace | TraceLoadError]:
-        """The traces of a storage folder (of one project when ``project`` is given). A trace any
-        of whose sessions is in ``skip`` (already read from a database) is left out. Raises
+        """The traces of a storage folder (of one project when ``project`` is given), without the
+        sessions in ``skip`` (already read from a database). Raises
         FormatError when no session file could be read (the caller decides whether that matters)."""
         index = _Recording()  # session infos only: which sessions make one trace
         files: dict[str, Path] = {}
@@ -268,9 +276,7 @@ class OpenCodeStorageImporter(StoredSessionsMapping, Importer):
             where = f"session/{project}" if project is not None else "session/<projectID>"
             raise FormatError(f"no OpenCode session files ({where}/<sessionID>.json)")
         projects: dict[str, Any] = {}  # project file contents, read once for all its sessions
-        for root, members in self._session_groups(index):
-            if skip.intersection(members):
-                continue
+        for root, members in self._session_groups(index, skip):
             yield from self._group(src, storage, root, members, index, files, projects)
 
     def _group(
