@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from mastkit.errors import FormatError
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite 3 database file."""
 
@@ -49,3 +51,19 @@ def schema(con: sqlite3.Connection) -> dict[str, set[str]]:
     for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
         tables[str(name)] = {str(c) for (c,) in con.execute("SELECT name FROM pragma_table_info(?)", (name,))}
     return tables
+
+
+def open_ro(path: Path) -> tuple[sqlite3.Connection, dict[str, set[str]]]:
+    """:func:`connect_ro` and :func:`schema` for an importer: the connection and the tables of the
+    database, or FormatError saying why the file cannot be read as one (the connection closed)."""
+    try:
+        con = connect_ro(path)
+    except DB_ERRORS as exc:
+        raise FormatError(f"cannot open the SQLite database: {exc}") from None
+    except OSError as exc:
+        raise FormatError(f"cannot open the SQLite database: {exc.strerror or exc}") from None
+    try:
+        return con, schema(con)
+    except DB_ERRORS as exc:
+        con.close()
+        raise FormatError(f"not a readable SQLite database: {exc}") from None

@@ -140,17 +140,15 @@ class Source:
     def sqlite_schema(self) -> dict[str, set[str]] | None:
         """The tables of an SQLite database file and their columns; None when the file does not
         start with the SQLite magic or cannot be read as a database. Read once, over one read-only
-        connection (:func:`mastkit._util.sqlite.connect_ro`), for every importer that sniffs it."""
+        connection (:func:`mastkit._util.sqlite.open_ro`), for every importer that sniffs it."""
         if self.is_dir or not self.head.startswith(sqlite.SQLITE_MAGIC):
             return None
         try:
-            con = sqlite.connect_ro(self.path)
-            try:
-                return sqlite.schema(con)
-            finally:
-                con.close()
-        except (*sqlite.DB_ERRORS, OSError):
+            con, tables = sqlite.open_ro(self.path)
+        except FormatError:
             return None
+        con.close()
+        return tables
 
     @cached_property
     def encoding(self) -> str:

@@ -54,8 +54,7 @@ from typing import Any
 import orjson
 
 from mastkit._util.jsonstream import loads, open_lines
-from mastkit._util.sqlite import DB_ERRORS, SQLITE_MAGIC, connect_ro
-from mastkit._util.sqlite import schema as read_schema
+from mastkit._util.sqlite import DB_ERRORS, SQLITE_MAGIC, open_ro
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import (
     TraceBuilder,
@@ -634,14 +633,8 @@ class AG2RuntimeImporter(Importer):
     # -- sqlite logger ---------------------------------------------------------------
 
     def _sqlite_sessions(self, src: Source) -> list[_Session]:
+        con, tables = open_ro(src.path)
         try:
-            con = connect_ro(src.path)
-        except DB_ERRORS as exc:
-            raise FormatError(f"cannot open SQLite database: {exc}") from None
-        except OSError as exc:
-            raise FormatError(f"cannot open SQLite database: {exc.strerror or exc}") from None
-        try:
-            tables = read_schema(con)
             con.row_factory = sqlite3.Row
             if "chat_completions" not in tables:
                 raise FormatError("SQLite database without the AG2 runtime-logging table chat_completions")

@@ -48,8 +48,7 @@ from typing import Any
 
 import orjson
 
-from mastkit._util.sqlite import DB_ERRORS, SQLITE_MAGIC, connect_ro
-from mastkit._util.sqlite import schema as read_schema
+from mastkit._util.sqlite import DB_ERRORS, SQLITE_MAGIC, open_ro
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces.importers.opencode import _Recording, _str
 from mastkit.traces.importers.opencode_storage import (
@@ -287,17 +286,7 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
                     yield TraceLoadError(storage, exc.reason)
 
     def _open(self, path: Path) -> tuple[sqlite3.Connection, Schema]:
-        try:
-            con = connect_ro(path)
-        except DB_ERRORS as exc:
-            raise FormatError(f"cannot open the SQLite database: {exc}") from None
-        except OSError as exc:
-            raise FormatError(f"cannot open the SQLite database: {exc.strerror or exc}") from None
-        try:
-            schema = read_schema(con)
-        except DB_ERRORS as exc:
-            con.close()
-            raise FormatError(f"not a readable SQLite database: {exc}") from None
+        con, schema = open_ro(path)
         missing = _missing(schema)
         if missing:
             con.close()
