@@ -4,6 +4,9 @@
 * :func:`any_value`, :func:`attributes`, :func:`hex_id`: attribute values, flattened attribute maps
   and span/trace ids in every spelling the exporters write (camelCase OTLP/JSON, snake_case protobuf
   JSON, plain JSON, base64 or hex ids).
+* :func:`event_messages`, :func:`genai_usage`: the messages of OTel GenAI events and the usage in
+  GenAI (and OpenInference, Vercel AI SDK, Langfuse) attributes, read alike from spans and from log
+  records.
 * :func:`log_records`: the records of an ``ExportLogsServiceRequest`` body
   (``resourceLogs[].scopeLogs[].logRecords[]``, also snake case and the pre-1.0
   ``instrumentationLibraryLogs``), each with its resource and scope, as :class:`LogRecord`.
@@ -13,13 +16,16 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator
+import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from mastkit.errors import FormatError
-from mastkit.traces._build import parse_ts
+from mastkit.traces._build import parse_ts, usage_from
+from mastkit.traces.importers._llm_spans import Msg, as_text, maybe_json, message_list, messages_from, sval
+from mastkit.traces.model import Usage
 
 LOGS_KEYS = ("resourceLogs", "resource_logs")
 """The key of an ``ExportLogsServiceRequest`` (camelCase OTLP/JSON, snake_case protobuf JSON)."""
@@ -129,17 +135,73 @@ def hex_id(v: Any) -> str | None:
     return s
 
 
-def _pick(d: dict[str, Any], *keys: str) -> Any:
+def first(d: dict[str, Any], *keys: str) -> Any:
+    """The value of the first of ``keys`` that ``d`` holds, not None or empty text."""
     for k in keys:
-        if k in d:
-            return d[k]
+        v = d.get(k)
+        if v is not None and v != "":
+            return v
     return None
+
+
+_INT64 = 2**63
+
+
+def number(v: Any) -> float | None:
+    """A finite number, also from text (exporters send numbers as text: OTLP ``intValue``, Codex's
+    counts and durations). None for anything else, infinities and NaN included."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        return None
+    try:
+        f = float(v)
+    except (ValueError, OverflowError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def count(v: Any) -> int | None:
+    """A whole number within 64 bits (what every JSON writer can hold), also from text; a finite
+    float is truncated. None for anything else."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        n = v
+    elif isinstance(v, str) and v.strip().lstrip("+-").isdigit():
+        n = int(v)
+    else:
+        f = number(v)
+        if f is None:
+            return None
+        n = int(f)
+    return n if -_INT64 <= n < _INT64 else None
+
+
+def flag(v: Any) -> bool | None:
+    """A boolean, also from ``"true"``/``"false"`` text."""
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    return None
+
+
+def event_name(field: Any, attrs: dict[str, Any]) -> str:
+    """The name of a log event: the record's ``eventName`` field (OTLP 1.5+), except the
+    ``event <file>:<line>`` call site that Rust's tracing bridge puts there (Codex); else the
+    ``event.name`` attribute (the older event API), else ``event_name`` (some Gemini CLI events)."""
+    if isinstance(field, str) and field and not field.startswith("event "):
+        return field
+    for key in ("event.name", "event_name"):
+        v = attrs.get(key)
+        if isinstance(v, str) and v:
+            return v
+    return ""
 
 
 @dataclass(slots=True)
 class LogRecord:
-    """One OTLP log record, decoded. ``name`` is the event name: the record's ``eventName`` field
-    (OTLP 1.5+), else its ``event.name`` attribute (the older event API), else ``""``."""
+    """One OTLP log record, decoded. ``name`` is the event name (:func:`event_name`), ``""`` when
+    the record has none."""
 
     name: str
     time: datetime | None
@@ -187,7 +249,7 @@ def request_items(
         for j, sb in enumerate(scopes):
             if not isinstance(sb, dict):
                 raise FormatError(f"{key}[{i}].{skey}[{j}] is not an object")
-            scope_v = _pick(sb, "scope", "instrumentationLibrary", "instrumentation_library")
+            scope_v = first(sb, "scope", "instrumentationLibrary", "instrumentation_library")
             scope = dict(scope_v) if isinstance(scope_v, dict) else {}
             if "attributes" in scope:
                 scope["attributes"] = attributes(scope["attributes"])
@@ -224,19 +286,16 @@ def log_record(
 ) -> LogRecord:
     """One decoded record (see :class:`LogRecord`)."""
     attrs = attributes(rec.get("attributes"))
-    name = _pick(rec, "eventName", "event_name")
-    if not isinstance(name, str) or not name:
-        name = attrs.get("event.name")
-    severity = _pick(rec, "severityText", "severity_text")
+    severity = first(rec, "severityText", "severity_text")
     return LogRecord(
-        name=name if isinstance(name, str) else "",
-        time=parse_ts(_pick(rec, "timeUnixNano", "time_unix_nano"))
-        or parse_ts(_pick(rec, "observedTimeUnixNano", "observed_time_unix_nano")),
+        name=event_name(first(rec, "eventName", "event_name"), attrs),
+        time=parse_ts(first(rec, "timeUnixNano", "time_unix_nano"))
+        or parse_ts(first(rec, "observedTimeUnixNano", "observed_time_unix_nano")),
         severity=severity if isinstance(severity, str) and severity else None,
         body=any_value(rec.get("body")),
         attrs=attrs,
-        trace_id=hex_id(_pick(rec, "traceId", "trace_id")),
-        span_id=hex_id(_pick(rec, "spanId", "span_id")),
+        trace_id=hex_id(first(rec, "traceId", "trace_id")),
+        span_id=hex_id(first(rec, "spanId", "span_id")),
         resource=resource,
         scope=scope,
         raw=rec,
@@ -244,3 +303,166 @@ def log_record(
         pointer=pointer,
         order=order,
     )
+
+
+# -- OTel GenAI attributes and events (span attributes, span events, log records) ----------------
+
+
+def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Groups of ``<prefix><i>.<rest>`` keys, in index order: ``[{rest: value}, ...]``."""
+    groups: dict[int, dict[str, Any]] = {}
+    for k, v in attrs.items():
+        if k.startswith(prefix):
+            idx, _, rest = k[len(prefix) :].partition(".")
+            if idx.isdigit():
+                groups.setdefault(int(idx), {})[rest] = v
+    return [groups[i] for i in sorted(groups)]
+
+
+def choice_messages(attrs: dict[str, Any]) -> list[Msg]:
+    """The output message of a ``gen_ai.choice`` event (or a pydantic-ai ``events`` entry): ``message``
+    as a dict, a JSON dict, a JSON list of content blocks (Strands) or plain text."""
+    value = first(attrs, "message", "gen_ai.event.content", "content")
+    body = maybe_json(value)
+    if isinstance(body, dict) and isinstance(body.get("message"), dict):
+        body = body["message"]
+    if body is None:
+        body = event_body(attrs)
+    elif isinstance(body, list):  # Strands content blocks, else a JSON answer kept as its text
+        body = {"role": "assistant", "content": body} if is_blocks(body) else as_text(value)
+    if isinstance(body, dict) and body.get("finish_reason") is None and sval(attrs.get("finish_reason")):
+        body = {**body, "finish_reason": attrs["finish_reason"]}
+    return messages_from(body, "assistant")
+
+
+_BEDROCK_BLOCK_KEYS = frozenset(
+    {
+        "text", "toolUse", "toolResult", "reasoningContent", "image", "document", "video", "cachePoint",
+        "guardContent", "citationsContent",
+    }
+)  # fmt: skip
+
+
+def is_blocks(value: Any) -> bool:
+    """A list of Bedrock Converse content blocks (``[{"text": ...}, {"toolUse": {...}}]``)."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(x, dict) and x and x.keys() <= _BEDROCK_BLOCK_KEYS for x in value)
+    )
+
+
+def event_body(attrs: dict[str, Any]) -> dict[str, Any]:
+    """A message dict from a GenAI span event's attributes (``content``, ``role``, ``tool_calls``, ``id``).
+    A ``content`` holding a JSON list of content blocks (Strands: ``[{"text": ...}, {"toolUse": ...}]``)
+    is parsed."""
+    d: dict[str, Any] = {}
+    for key in ("role", "content", "name"):
+        if attrs.get(key) is not None:
+            d[key] = attrs[key]
+    content = maybe_json(d.get("content"))
+    if is_blocks(content):  # not any JSON list of objects: a tool output's records stay text
+        d["content"] = content
+    if attrs.get("id") is not None:
+        d["tool_call_id"] = attrs["id"]
+    calls = maybe_json(attrs.get("tool_calls"))
+    if isinstance(calls, list):
+        d["tool_calls"] = calls
+    else:
+        grouped = indexed(attrs, "tool_calls.")
+        if grouped:
+            d["tool_calls"] = [
+                {
+                    "id": c.get("id"),
+                    "function": {"name": c.get("function.name"), "arguments": c.get("function.arguments")},
+                }
+                for c in grouped
+            ]
+    return d
+
+
+def genai_usage(a: dict[str, Any]) -> Usage | None:
+    def pick(*keys: str) -> int | None:
+        for k in keys:
+            v = count(a.get(k))
+            if v is not None:
+                return v
+        return None
+
+    lf_cost = maybe_json(a.get("langfuse.observation.cost_details"))
+    lf_total = number(lf_cost.get("total")) if isinstance(lf_cost, dict) else None
+    cost = next(
+        (
+            c
+            for c in (number(a.get("llm.cost.total")), number(a.get("gen_ai.usage.cost")), lf_total)
+            if c is not None
+        ),
+        None,
+    )
+    usage = Usage(
+        input_tokens=pick(
+            "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
+            "llm.usage.prompt_tokens", "ai.usage.inputTokens", "ai.usage.promptTokens",
+        ),
+        output_tokens=pick(
+            "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion",
+            "llm.usage.completion_tokens", "ai.usage.outputTokens", "ai.usage.completionTokens",
+        ),
+        cached_input_tokens=pick(
+            "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+            "llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens",
+            "ai.usage.inputTokenDetails.cacheReadTokens",
+        ),
+        cache_write_tokens=pick(
+            "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens",
+            "llm.token_count.prompt_details.cache_write", "ai.usage.inputTokenDetails.cacheWriteTokens",
+        ),
+        reasoning_tokens=pick(
+            "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens",
+            "llm.token_count.completion_details.reasoning", "ai.usage.reasoningTokens",
+            "ai.usage.outputTokenDetails.reasoningTokens",
+        ),
+        total_tokens=pick(
+            "llm.token_count.total", "llm.usage.total_tokens", "gen_ai.usage.total_tokens", "ai.usage.totalTokens"
+        ),
+        cost_usd=cost,
+    )  # fmt: skip
+    # Langfuse keeps token counts in one JSON attribute: they fill what the attributes above left unset
+    langfuse = usage_from(maybe_json(a.get("langfuse.observation.usage_details")))
+    if langfuse is not None:
+        usage = Usage(
+            **{
+                f: v if (v := getattr(usage, f)) is not None else getattr(langfuse, f)
+                for f in Usage.model_fields
+            }
+        )
+    return None if usage.is_empty() else usage
+
+
+def event_messages(events: Iterable[tuple[str, Any, dict[str, Any]]], *, output: bool) -> list[Msg]:
+    """The input (or, with ``output``, output) messages of GenAI events given as ``(name, time,
+    attributes)``: span events, or log records with their body's fields over their attributes
+    (``gen_ai.{system,user,assistant,tool}.message``, ``gen_ai.choice``,
+    ``gen_ai.content.prompt|completion``, ``gen_ai.client.inference.operation.details``)."""
+    msgs: list[Msg] = []
+    for name, _ts, attrs in events:
+        if name == "gen_ai.client.inference.operation.details":
+            key = "gen_ai.output.messages" if output else "gen_ai.input.messages"
+            if attrs.get(key) is not None:
+                msgs.extend(message_list(attrs[key], "assistant" if output else "user"))
+            continue
+        if output:
+            if name == "gen_ai.choice":
+                msgs.extend(choice_messages(attrs))
+            elif name == "gen_ai.content.completion" and attrs.get("gen_ai.completion") is not None:
+                msgs.extend(message_list(attrs["gen_ai.completion"], "assistant"))
+        else:
+            if name.startswith("gen_ai.") and name.endswith(".message"):
+                role = name[len("gen_ai.") : -len(".message")]
+                body = maybe_json(attrs.get("gen_ai.event.content"))
+                d = body if isinstance(body, dict) else event_body(attrs)
+                d.setdefault("role", role)
+                msgs.extend(messages_from(d, role))
+            elif name == "gen_ai.content.prompt" and attrs.get("gen_ai.prompt") is not None:
+                msgs.extend(message_list(attrs["gen_ai.prompt"]))
+    return msgs

@@ -60,7 +60,6 @@ and ``ai.telemetry.metadata.*`` to ``Trace.extra["ai_sdk"]``.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -73,7 +72,6 @@ from mastkit.traces._build import (
     parse_arguments,
     parse_ts,
     source_ref,
-    usage_from,
     validation_reason,
 )
 from mastkit.traces.importers._llm_spans import (
@@ -92,12 +90,18 @@ from mastkit.traces.importers._otlp import (
     LOGS_KEYS,
     LogRecord,
     attributes,
+    choice_messages,
+    event_messages,
+    first,
     flatten,
+    genai_usage,
     hex_id,
+    indexed,
     log_records,
+    number,
     request_items,
 )
-from mastkit.traces.model import Outcome, Termination, ToolCall, ToolResult, Trace, Usage
+from mastkit.traces.model import Outcome, Termination, ToolCall, ToolResult, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
@@ -187,50 +191,6 @@ def _span_kind(v: Any) -> str | None:
     return None
 
 
-def _first(d: dict[str, Any], *keys: str) -> Any:
-    for k in keys:
-        v = d.get(k)
-        if v is not None and v != "":
-            return v
-    return None
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float):
-        return int(v)
-    if isinstance(v, str) and v.strip().isdigit():
-        return int(v)
-    return None
-
-
-def _num(v: Any) -> float | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return float(v)
-    if isinstance(v, str):
-        try:
-            return float(v)
-        except ValueError:
-            return None
-    return None
-
-
-def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """Groups of ``<prefix><i>.<rest>`` keys, in index order: ``[{rest: value}, ...]``."""
-    groups: dict[int, dict[str, Any]] = {}
-    for k, v in attrs.items():
-        if k.startswith(prefix):
-            idx, _, rest = k[len(prefix) :].partition(".")
-            if idx.isdigit():
-                groups.setdefault(int(idx), {})[rest] = v
-    return [groups[i] for i in sorted(groups)]
-
-
 # -- spans --------------------------------------------------------------------------------------
 
 
@@ -299,8 +259,7 @@ def _jaeger_kv(values: Any) -> dict[str, Any]:
 
 def _micros(v: Any) -> float | None:
     """A Jaeger µs time or duration; None unless a finite number (``"nan"``/``"inf"`` text included)."""
-    n = _num(v)
-    return n if n is not None and math.isfinite(n) else None
+    return number(v)
 
 
 def _is_jaeger(rec: dict[str, Any]) -> bool:
@@ -416,10 +375,10 @@ class _Ctx:
         self.models: Counter[str] = Counter()
 
     def emit(self, span: _Span, kind: str, *, at_end: bool = False, **fields: Any) -> int:
-        first = span.span_id not in self.first_done
+        is_first = span.span_id not in self.first_done
         self.first_done.add(span.span_id)
         fields.setdefault("started_at", span.end if at_end else span.start)
-        if first:
+        if is_first:
             fields.update(id=span.span_id, parent_id=span.parent_id, raw=span.raw)
             fields.setdefault("ended_at", span.end)
             extra = fields.setdefault("extra", {})
@@ -632,7 +591,7 @@ class OtlpImporter(Importer):
             proc = procs.get(str(sp.get("processID")))
             proc = proc if isinstance(proc, dict) else {}
             resource = {"service.name": proc.get("serviceName"), **_jaeger_kv(proc.get("tags"))}
-            scope_name = _first(tags, "otel.scope.name", "otel.library.name")
+            scope_name = first(tags, "otel.scope.name", "otel.library.name")
             scope = {"name": scope_name} if scope_name else {}
             refs_v = sp.get("references")
             refs: list[Any] = refs_v if isinstance(refs_v, list) else []
@@ -689,11 +648,11 @@ class OtlpImporter(Importer):
             raise FormatError(f"span at {pointer or '/'} is not an object")
         ctx_val = sp.get("context")
         ctx: dict[str, Any] = ctx_val if isinstance(ctx_val, dict) else {}
-        trace_id = hex_id(_first(sp, "traceId", "trace_id", "context.trace_id") or ctx.get("trace_id"))
-        span_id = hex_id(_first(sp, "spanId", "span_id", "context.span_id") or ctx.get("span_id"))
+        trace_id = hex_id(first(sp, "traceId", "trace_id", "context.trace_id") or ctx.get("trace_id"))
+        span_id = hex_id(first(sp, "spanId", "span_id", "context.span_id") or ctx.get("span_id"))
         if trace_id is None or span_id is None:
             raise FormatError(f"span at {pointer or '/'} has no traceId/spanId")
-        parent = hex_id(_first(sp, "parentSpanId", "parent_span_id", "parent_id", "parentId"))
+        parent = hex_id(first(sp, "parentSpanId", "parent_span_id", "parent_id", "parentId"))
         attrs = attributes(sp.get("attributes"))
         for k, v in sp.items():  # Phoenix dataframe exports: "attributes.llm.model_name" columns
             if k.startswith("attributes.") and v is not None:
@@ -705,7 +664,7 @@ class OtlpImporter(Importer):
         raw_events = sp.get("events")
         for ev in raw_events if isinstance(raw_events, list) else []:
             if isinstance(ev, dict):
-                ts = parse_ts(_first(ev, "timeUnixNano", "time_unix_nano", "timestamp", "time"))
+                ts = parse_ts(first(ev, "timeUnixNano", "time_unix_nano", "timestamp", "time"))
                 events.append((str(ev.get("name") or ""), ts, attributes(ev.get("attributes"))))
         if not resource and isinstance(sp.get("resource"), dict):
             resource = attributes(sp["resource"].get("attributes"))
@@ -716,11 +675,9 @@ class OtlpImporter(Importer):
             span_id=span_id,
             parent_id=parent if parent != span_id else None,
             name=name if isinstance(name, str) else str(name or ""),
-            kind=_span_kind(_first(sp, "kind", "spanKind")),
-            start=parse_ts(
-                _first(sp, "startTimeUnixNano", "start_time_unix_nano", "start_time", "startTime")
-            ),
-            end=parse_ts(_first(sp, "endTimeUnixNano", "end_time_unix_nano", "end_time", "endTime")),
+            kind=_span_kind(first(sp, "kind", "spanKind")),
+            start=parse_ts(first(sp, "startTimeUnixNano", "start_time_unix_nano", "start_time", "startTime")),
+            end=parse_ts(first(sp, "endTimeUnixNano", "end_time_unix_nano", "end_time", "endTime")),
             status=status,
             status_message=message,
             attrs=attrs,
@@ -839,7 +796,7 @@ class OtlpImporter(Importer):
                 parent = inherited if inherited != actor else None
                 ctx.b.agent(actor, role_description=desc, parent=parent or handed)
             extra: dict[str, Any] = {"from_agent": inherited or handed}
-            output = as_text(maybe_json(_first(a, *_OUTPUT_KEYS)))
+            output = as_text(maybe_json(first(a, *_OUTPUT_KEYS)))
             if output is not None:
                 extra["output"] = output
             ctx.emit(
@@ -848,7 +805,7 @@ class OtlpImporter(Importer):
                 actor=actor,
                 subtype="agent_start",
                 recipients=[actor] if actor else None,
-                content=as_text(_first(a, "input.value", "traceloop.entity.input")) or _vercel_prompt_text(a),
+                content=as_text(first(a, "input.value", "traceloop.entity.input")) or _vercel_prompt_text(a),
                 extra=extra,
             )
         elif cls == "create_agent":
@@ -881,7 +838,7 @@ class OtlpImporter(Importer):
         elif cls in ("tool", "retriever"):
             self._tool_start(ctx, span, actor)
         else:
-            content = as_text(_first(a, "output.value", "input.value")) if cls == "span" else span.name
+            content = as_text(first(a, "output.value", "input.value")) if cls == "span" else span.name
             ctx.emit(span, "system", actor=actor, subtype=cls, content=content or span.name)
         return actor
 
@@ -933,7 +890,7 @@ class OtlpImporter(Importer):
         if vercel is not None:
             return msgs + vercel
         for prefix in ("llm.input_messages.", "gen_ai.prompt."):
-            groups = _indexed(a, prefix)
+            groups = indexed(a, prefix)
             if groups:
                 return msgs + [m for g in groups for m in messages_from(_indexed_msg(g))]
         if a.get("gen_ai.prompt") is not None:
@@ -944,7 +901,7 @@ class OtlpImporter(Importer):
         adk = _adk_request(a)
         if adk is not None:
             return msgs + adk
-        from_events = self._event_messages(span, output=False)
+        from_events = event_messages(span.events, output=False)
         if from_events:
             return msgs + from_events
         if a.get("langfuse.observation.input") is not None:
@@ -962,20 +919,20 @@ class OtlpImporter(Importer):
         if vercel is not None:
             return vercel
         for prefix in ("llm.output_messages.", "gen_ai.completion."):
-            groups = _indexed(a, prefix)
+            groups = indexed(a, prefix)
             if groups:
                 return [m for g in groups for m in messages_from(_indexed_msg(g), "assistant")]
         if a.get("gen_ai.completion") is not None:
             return message_list(a["gen_ai.completion"], "assistant")
         logfire = _logfire_events(a)
         if logfire is not None:
-            return [m for d in logfire if _is_choice(d) for m in _choice_messages(d)]
+            return [m for d in logfire if _is_choice(d) for m in choice_messages(d)]
         response = maybe_json(a.get("gcp.vertex.agent.llm_response"))
         if isinstance(response, dict) and isinstance(response.get("content"), dict):
             return messages_from(
                 {"finish_reason": response.get("finish_reason"), **response["content"]}, "assistant"
             )
-        from_events = self._event_messages(span, output=True)
+        from_events = event_messages(span.events, output=True)
         if from_events:
             return from_events
         if a.get("langfuse.observation.output") is not None:
@@ -985,30 +942,6 @@ class OtlpImporter(Importer):
             return [Msg(role="assistant", text=content)]
         value = a.get("output.value")
         return message_list(value, "assistant") if value is not None else []
-
-    def _event_messages(self, span: _Span, *, output: bool) -> list[Msg]:
-        msgs: list[Msg] = []
-        for name, _ts, attrs in span.events:
-            if name == "gen_ai.client.inference.operation.details":
-                key = "gen_ai.output.messages" if output else "gen_ai.input.messages"
-                if attrs.get(key) is not None:
-                    msgs.extend(message_list(attrs[key], "assistant" if output else "user"))
-                continue
-            if output:
-                if name == "gen_ai.choice":
-                    msgs.extend(_choice_messages(attrs))
-                elif name == "gen_ai.content.completion" and attrs.get("gen_ai.completion") is not None:
-                    msgs.extend(message_list(attrs["gen_ai.completion"], "assistant"))
-            else:
-                if name.startswith("gen_ai.") and name.endswith(".message"):
-                    role = name[len("gen_ai.") : -len(".message")]
-                    body = maybe_json(attrs.get("gen_ai.event.content"))
-                    d = body if isinstance(body, dict) else _event_body(attrs)
-                    d.setdefault("role", role)
-                    msgs.extend(messages_from(d, role))
-                elif name == "gen_ai.content.prompt" and attrs.get("gen_ai.prompt") is not None:
-                    msgs.extend(message_list(attrs["gen_ai.prompt"]))
-        return msgs
 
     def _llm(self, ctx: _Ctx, span: _Span, actor: str | None) -> None:
         a = span.attrs
@@ -1035,12 +968,12 @@ class OtlpImporter(Importer):
         )
         if provider:
             extra["provider"] = provider
-        finish = _first(a, "gen_ai.response.finish_reasons", "ai.response.finishReason", "ai.finishReason")
+        finish = first(a, "gen_ai.response.finish_reasons", "ai.response.finishReason", "ai.finishReason")
         if finish is not None:
             extra["finish_reasons"] = finish
         call_id = span.span_id
         ctx.emit(
-            span, "llm_call", actor=actor, model=model, usage=_usage(a), llm_call_id=call_id, extra=extra
+            span, "llm_call", actor=actor, model=model, usage=genai_usage(a), llm_call_id=call_id, extra=extra
         )
         for m in outputs:
             ctx.seen.add(m)
@@ -1111,16 +1044,16 @@ class OtlpImporter(Importer):
         if name is None:
             name = span.name[len("execute_tool ") :] if span.name.startswith("execute_tool ") else span.name
         call_id = idval(
-            _first(a, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "tool.id", "ai.toolCall.id")
+            first(a, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "tool.id", "ai.toolCall.id")
         )
-        args = _first(a, *_TOOL_ARG_KEYS)
-        result = _first(a, *_TOOL_RESULT_KEYS)
+        args = first(a, *_TOOL_ARG_KEYS)
+        result = first(a, *_TOOL_RESULT_KEYS)
         if args is None or result is None:
             ev_args, ev_result = _tool_event_io(span.events)
             args = ev_args if args is None else args
             result = ev_result if result is None else result
         if result is None and span.cls == "retriever":
-            docs = _indexed(a, "retrieval.documents.")
+            docs = indexed(a, "retrieval.documents.")
             if docs:
                 result = "\n\n".join(str(d.get("document.content", "")) for d in docs)
         return name or "unknown", call_id, args, result
@@ -1177,7 +1110,7 @@ class OtlpImporter(Importer):
         }
         if ctx.task is None and roots:
             ra = roots[0].attrs
-            fields["task"] = as_text(maybe_json(_first(ra, "input.value", "traceloop.entity.input"))) or next(
+            fields["task"] = as_text(maybe_json(first(ra, "input.value", "traceloop.entity.input"))) or next(
                 (v for k, v in ra.items() if isinstance(v, str) and k.rsplit(".", 1)[-1] in _GOAL_KEYS), None
             )
         framework = None
@@ -1227,7 +1160,7 @@ class OtlpImporter(Importer):
             # langfuse.trace.output may be set on any span: the value collected above (as for the task)
             lf_output = langfuse.get("output")
             final = as_text(
-                maybe_json(lf_output if lf_output not in (None, "") else _first(root.attrs, *_OUTPUT_KEYS))
+                maybe_json(lf_output if lf_output not in (None, "") else first(root.attrs, *_OUTPUT_KEYS))
             )
             if final is None and root.cls == "agent":
                 final = _event_output_text(root)
@@ -1322,13 +1255,13 @@ def _evaluation_outcome(root: _Span) -> Outcome | None:
             for k, v in ev.items()
             if k != "gen_ai.evaluation.name"
         }
-    first = evals[0]
-    label = sval(first.get("gen_ai.evaluation.score.label"))
+    head = evals[0]
+    label = sval(head.get("gen_ai.evaluation.score.label"))
     success = None
     if label is not None:
         word = label.strip().lower()
         success = True if word in _PASS_LABELS else False if word in _FAIL_LABELS else None
-    return Outcome(success=success, score=_num(first.get("gen_ai.evaluation.score.value")), metrics=metrics)
+    return Outcome(success=success, score=number(head.get("gen_ai.evaluation.score.value")), metrics=metrics)
 
 
 def _indexed_msg(g: dict[str, Any]) -> dict[str, Any]:
@@ -1345,7 +1278,7 @@ def _indexed_msg(g: dict[str, Any]) -> dict[str, Any]:
         if isinstance(parsed, list) and parsed and all(isinstance(x, dict) and "type" in x for x in parsed):
             content = parsed
     if content is None:
-        parts = _indexed(g, p + "contents.")
+        parts = indexed(g, p + "contents.")
         if parts:
             content = [
                 {
@@ -1357,7 +1290,7 @@ def _indexed_msg(g: dict[str, Any]) -> dict[str, Any]:
     if content is not None:
         d["content"] = content
     calls = []
-    for c in _indexed(g, p + "tool_calls."):
+    for c in indexed(g, p + "tool_calls."):
         q = "tool_call." if any(k.startswith("tool_call.") for k in c) else ""
         name = c.get(q + "function.name", c.get(q + "name"))
         if name is None:
@@ -1385,29 +1318,13 @@ def _indexed_msg(g: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
-def _choice_messages(attrs: dict[str, Any]) -> list[Msg]:
-    """The output message of a ``gen_ai.choice`` event (or a pydantic-ai ``events`` entry): ``message``
-    as a dict, a JSON dict, a JSON list of content blocks (Strands) or plain text."""
-    value = _first(attrs, "message", "gen_ai.event.content", "content")
-    body = maybe_json(value)
-    if isinstance(body, dict) and isinstance(body.get("message"), dict):
-        body = body["message"]
-    if body is None:
-        body = _event_body(attrs)
-    elif isinstance(body, list):  # Strands content blocks, else a JSON answer kept as its text
-        body = {"role": "assistant", "content": body} if _is_blocks(body) else as_text(value)
-    if isinstance(body, dict) and body.get("finish_reason") is None and sval(attrs.get("finish_reason")):
-        body = {**body, "finish_reason": attrs["finish_reason"]}
-    return messages_from(body, "assistant")
-
-
 def _event_output_text(span: _Span) -> str | None:
     """An agent span's answer recorded only as a span event (Strands ``invoke_agent``: ``gen_ai.choice``
     with ``message``, or ``gen_ai.client.inference.operation.details`` with ``gen_ai.output.messages``)."""
     texts: list[str] = []
     for name, _ts, attrs in span.events:
         if name == "gen_ai.choice":
-            msgs = _choice_messages(attrs)
+            msgs = choice_messages(attrs)
         elif name == "gen_ai.client.inference.operation.details" and attrs.get("gen_ai.output.messages"):
             msgs = message_list(attrs["gen_ai.output.messages"], "assistant")
         else:
@@ -1483,52 +1400,6 @@ def _tool_event_io(events: list[tuple[str, datetime | None, dict[str, Any]]]) ->
 
 
 # Members of a Bedrock Converse ``ContentBlock`` (Strands message content).
-_BEDROCK_BLOCK_KEYS = frozenset(
-    {
-        "text", "toolUse", "toolResult", "reasoningContent", "image", "document", "video", "cachePoint",
-        "guardContent", "citationsContent",
-    }
-)  # fmt: skip
-
-
-def _is_blocks(value: Any) -> bool:
-    """A list of Bedrock Converse content blocks (``[{"text": ...}, {"toolUse": {...}}]``)."""
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(x, dict) and x and x.keys() <= _BEDROCK_BLOCK_KEYS for x in value)
-    )
-
-
-def _event_body(attrs: dict[str, Any]) -> dict[str, Any]:
-    """A message dict from a GenAI span event's attributes (``content``, ``role``, ``tool_calls``, ``id``).
-    A ``content`` holding a JSON list of content blocks (Strands: ``[{"text": ...}, {"toolUse": ...}]``)
-    is parsed."""
-    d: dict[str, Any] = {}
-    for key in ("role", "content", "name"):
-        if attrs.get(key) is not None:
-            d[key] = attrs[key]
-    content = maybe_json(d.get("content"))
-    if _is_blocks(content):  # not any JSON list of objects: a tool output's records stay text
-        d["content"] = content
-    if attrs.get("id") is not None:
-        d["tool_call_id"] = attrs["id"]
-    calls = maybe_json(attrs.get("tool_calls"))
-    if isinstance(calls, list):
-        d["tool_calls"] = calls
-    else:
-        grouped = _indexed(attrs, "tool_calls.")
-        if grouped:
-            d["tool_calls"] = [
-                {
-                    "id": c.get("id"),
-                    "function": {"name": c.get("function.name"), "arguments": c.get("function.arguments")},
-                }
-                for c in grouped
-            ]
-    return d
-
-
 def _vercel_part(p: Any) -> Any:
     """A Vercel AI SDK prompt content part in the typed-part spelling :func:`messages_from` reads:
     ``tool-call`` ``{toolCallId, toolName, args}`` (``input`` from 5.0) and ``tool-result`` ``{toolCallId,
@@ -1592,17 +1463,17 @@ def _vercel_output(a: dict[str, Any]) -> list[Msg] | None:
     """Vercel AI SDK output: ``ai.response.text`` / ``ai.response.object`` (3.x ``ai.result.*``),
     ``ai.response.reasoning``, ``ai.response.toolCalls`` (JSON list of ``{toolCallId, toolName, args}``,
     ``input`` from 5.0) and ``ai.response.finishReason`` (3.x ``ai.finishReason``). None when absent."""
-    text = _first(a, "ai.response.text", "ai.result.text")
-    obj = _first(a, "ai.response.object", "ai.result.object")
-    calls_v = maybe_json(_first(a, "ai.response.toolCalls", "ai.result.toolCalls"))
-    reasoning = _first(a, "ai.response.reasoning")
+    text = first(a, "ai.response.text", "ai.result.text")
+    obj = first(a, "ai.response.object", "ai.result.object")
+    calls_v = maybe_json(first(a, "ai.response.toolCalls", "ai.result.toolCalls"))
+    reasoning = first(a, "ai.response.reasoning")
     if text is None and obj is None and calls_v is None and reasoning is None:
         return None
     msg = Msg(
         role="assistant",
         text=as_text(text) if text is not None else as_text(obj),
         reasoning=as_text(reasoning),
-        finish_reason=sval(_first(a, "ai.response.finishReason", "ai.finishReason")),
+        finish_reason=sval(first(a, "ai.response.finishReason", "ai.finishReason")),
     )
     for c in calls_v if isinstance(calls_v, list) else []:
         name = sval(c.get("toolName")) if isinstance(c, dict) else None
@@ -1610,61 +1481,3 @@ def _vercel_output(a: dict[str, Any]) -> list[Msg] | None:
             args = c["input"] if "input" in c else c.get("args")
             msg.calls.append(Call(name=name, call_id=idval(c.get("toolCallId")), arguments=args))
     return [] if msg.empty() else [msg]
-
-
-def _usage(a: dict[str, Any]) -> Usage | None:
-    def pick(*keys: str) -> int | None:
-        for k in keys:
-            v = _int(a.get(k))
-            if v is not None:
-                return v
-        return None
-
-    lf_cost = maybe_json(a.get("langfuse.observation.cost_details"))
-    lf_total = _num(lf_cost.get("total")) if isinstance(lf_cost, dict) else None
-    cost = next(
-        (
-            c
-            for c in (_num(a.get("llm.cost.total")), _num(a.get("gen_ai.usage.cost")), lf_total)
-            if c is not None
-        ),
-        None,
-    )
-    usage = Usage(
-        input_tokens=pick(
-            "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
-            "llm.usage.prompt_tokens", "ai.usage.inputTokens", "ai.usage.promptTokens",
-        ),
-        output_tokens=pick(
-            "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion",
-            "llm.usage.completion_tokens", "ai.usage.outputTokens", "ai.usage.completionTokens",
-        ),
-        cached_input_tokens=pick(
-            "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
-            "llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens",
-            "ai.usage.inputTokenDetails.cacheReadTokens",
-        ),
-        cache_write_tokens=pick(
-            "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens",
-            "llm.token_count.prompt_details.cache_write", "ai.usage.inputTokenDetails.cacheWriteTokens",
-        ),
-        reasoning_tokens=pick(
-            "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens",
-            "llm.token_count.completion_details.reasoning", "ai.usage.reasoningTokens",
-            "ai.usage.outputTokenDetails.reasoningTokens",
-        ),
-        total_tokens=pick(
-            "llm.token_count.total", "llm.usage.total_tokens", "gen_ai.usage.total_tokens", "ai.usage.totalTokens"
-        ),
-        cost_usd=cost,
-    )  # fmt: skip
-    # Langfuse keeps token counts in one JSON attribute: they fill what the attributes above left unset
-    langfuse = usage_from(maybe_json(a.get("langfuse.observation.usage_details")))
-    if langfuse is not None:
-        usage = Usage(
-            **{
-                f: v if (v := getattr(usage, f)) is not None else getattr(langfuse, f)
-                for f in Usage.model_fields
-            }
-        )
-    return None if usage.is_empty() else usage
