@@ -67,6 +67,26 @@ def test_invalid_json_reports_line(tmp_path: Path) -> None:
     assert info.value.line == 4
 
 
+def test_invalid_json_is_read_and_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every importer that asks for the document of a file that is not one JSON value (concatenated
+    objects, a text log) gets the same error, without the file being read and parsed again."""
+    src = write(tmp_path, "x.json", b'{"a": 1}\n{"b": 2}\n' + b" " * 70_000)  # over the head size
+    reads = 0
+    read_bytes = Source.read_bytes
+
+    def counting(self: Source) -> bytes:
+        nonlocal reads
+        reads += 1
+        return read_bytes(self)
+
+    monkeypatch.setattr(Source, "read_bytes", counting)
+    for _ in range(3):
+        with pytest.raises(FormatError, match="line 2") as info:
+            _ = src.json
+        assert (info.value.line, info.value.offset) == (2, 9)
+    assert reads == 1
+
+
 @pytest.mark.parametrize(
     "data",
     [

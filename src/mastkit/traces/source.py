@@ -250,9 +250,13 @@ class Source:
 
     @cached_property
     def json(self) -> Any:
-        """The whole file parsed as one JSON document (object or array)."""
+        """The whole file parsed as one JSON document (object or array). A file that does not parse
+        is read and parsed once: the error is kept and raised again on later asks."""
         if self.is_binary:
             raise FormatError("binary file (NUL bytes), not JSON")
+        failed = self.__dict__.get("_json_error")
+        if failed is not None:
+            raise FormatError(failed.reason, line=failed.line, offset=failed.offset)
         data = self.read_bytes()
         if self.encoding not in ("utf-8", "utf-8-sig"):
             data = self.text.encode("utf-8")
@@ -261,11 +265,13 @@ class Source:
         try:
             return loads(data)
         except orjson.JSONDecodeError as exc:
-            raise FormatError(
+            error = FormatError(
                 f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                 line=exc.lineno,
                 offset=exc.pos,
-            ) from None
+            )
+            self.__dict__["_json_error"] = error
+            raise error from None
 
     def iter_jsonl(self) -> Iterator[tuple[int, int, Any]]:
         """Stream ``(line_no, offset, value_or_FormatError)`` for JSONL files."""
