@@ -321,3 +321,115 @@ def test_numbers_out_of_range_are_dropped(tmp_path: Path) -> None:
         (None, None),
     ]
     assert all(e.tool_result.duration_ms is None for e in t.events if e.tool_result is not None)
+
+
+def _request(*records: dict[str, Any], service: str = "svc") -> dict[str, Any]:
+    """A logs request whose records have plain-object attributes and bodies (as the ITBench decoder
+    and many exporters write them)."""
+    resource = {"attributes": {"service.name": service}}
+    return {
+        "resourceLogs": [{"resource": resource, "scopeLogs": [{"scope": {}, "logRecords": list(records)}]}]
+    }
+
+
+def _write(tmp_path: Path, *lines: dict[str, Any]) -> Path:
+    path = tmp_path / "logs.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def test_equal_times_keep_file_order_across_requests(tmp_path: Path) -> None:
+    def rec(n: int) -> dict[str, Any]:
+        attrs = {"event.name": "x.step", "session.id": "s", "n": n}
+        return {"timeUnixNano": "1770000000000000000", "attributes": attrs}
+
+    t = _one(_write(tmp_path, _request(rec(0), rec(1)), _request(rec(2))))
+    assert [e.extra["n"] for e in t.events] == [0, 1, 2]
+
+
+def test_event_sequence_out_of_range_does_not_stop_the_file(tmp_path: Path) -> None:
+    recs = [
+        {"attributes": {"event.name": "user_prompt", "session.id": "s", "event.sequence": seq, "prompt": p}}
+        for seq, p in (("9" * 400, "late"), ("nan", "also late"), (1, "first"))
+    ]
+    t = _one(_write(tmp_path, _request(*recs, service="claude-code")))
+    assert [e.content for e in t.events] == ["first", "late", "also late"]
+
+
+def test_codex_call_site_event_name_is_not_the_event(tmp_path: Path) -> None:
+    """Codex's Rust bridge sets eventName to the call site; event.name names the event."""
+    rec = {
+        "eventName": "event codex-rs/otel/src/events/session_telemetry.rs:312",
+        "attributes": {"event.name": "codex.user_prompt", "conversation.id": "c", "prompt": "hi"},
+    }
+    t = _one(_write(tmp_path, _request(rec, service="codex_exec")))
+    assert (t.framework, [(e.kind, e.content) for e in t.events]) == ("Codex", [("message", "hi")])
+    assert t.task == "hi"
+
+
+def test_gemini_response_text_and_claude_assistant_response(tmp_path: Path) -> None:
+    answer = {
+        "candidates": [{"content": {"parts": [{"text": "thinking", "thought": True}, {"text": "Done."}]}}]
+    }
+    gemini = [
+        {"attributes": {"event.name": "gemini_cli.api_request", "session.id": "g", "model": "gemini-2.5-pro"}},
+        {"attributes": {"event.name": "gemini_cli.api_response", "session.id": "g", "model": "gemini-2.5-pro",
+                        "input_token_count": 10, "output_token_count": 3, "response_text": json.dumps(answer)}},
+    ]  # fmt: skip
+    t = _one(_write(tmp_path, _request(*gemini, service="gemini-cli")))
+    assert [(e.kind, e.content) for e in t.events] == [("llm_call", None), ("message", "Done.")]
+    assert t.events[0].usage is not None and t.events[0].usage.input_tokens == 10
+    assert t.events[1].raw is not None and "response" not in t.events[0].extra  # the message keeps the record
+    claude = {
+        "body": "claude_code.assistant_response",
+        "attributes": {"event.name": "assistant_response", "session.id": "c", "response": "All tests pass."},
+    }
+    t = _one(_write(tmp_path, _request(claude, service="claude-code")))
+    assert [(e.kind, e.role, e.content) for e in t.events] == [("message", "assistant", "All tests pass.")]
+
+
+def test_genai_events_read_as_otlp_reads_them(tmp_path: Path) -> None:
+    """Without spans: a tool message is the result of its call, the history every call logs again is
+    flagged copied, and an operation-details event is the model call with its usage."""
+    tid = "4bf92f3577b34da6a3ce929d0e0e4736"
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+    }
+
+    def ev(name: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"eventName": name, "traceId": tid, "body": body}
+
+    recs = [
+        ev("gen_ai.user.message", {"content": "Weather in Oslo?"}),
+        ev("gen_ai.choice", {"index": 0, "finish_reason": "tool_calls", "message": {"tool_calls": [call]}}),
+        ev("gen_ai.user.message", {"content": "Weather in Oslo?"}),  # the second call's history
+        ev("gen_ai.assistant.message", {"tool_calls": [call]}),
+        ev("gen_ai.tool.message", {"content": "4 C, rain", "id": "c1"}),
+        {
+            "eventName": "gen_ai.client.inference.operation.details",
+            "traceId": tid,
+            "attributes": {
+                "gen_ai.request.model": "gpt-4o",
+                "gen_ai.usage.input_tokens": 80,
+                "gen_ai.usage.cache_read.input_tokens": 64,
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": "4 C and rain."}]}]
+                ),
+            },
+        },
+    ]
+    t = _one(_write(tmp_path, _request(*recs)))
+    assert [(e.kind, e.is_copied_context) for e in t.events] == [
+        ("message", False), ("tool_call", False), ("message", True), ("tool_call", True),
+        ("tool_result", False), ("llm_call", False), ("message", False),
+    ]  # fmt: skip
+    result = t.events[4]
+    assert result.tool_result is not None and (result.tool_result.call_id, result.content) == (
+        "c1",
+        "4 C, rain",
+    )
+    llm = t.events[5]
+    assert llm.usage is not None and (llm.usage.input_tokens, llm.usage.cached_input_tokens) == (80, 64)
+    assert t.events[6].content == "4 C and rain."

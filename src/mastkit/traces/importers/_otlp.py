@@ -217,7 +217,6 @@ class LogRecord:
     raw: dict[str, Any]
     line: int | None
     pointer: str
-    order: int
 
 
 _SCOPE_KEYS = {
@@ -262,7 +261,7 @@ def request_items(
 
 
 def log_records(
-    rls: Any, key: str, line: int | None, pointer: str, order: int, bad: list[str]
+    rls: Any, key: str, line: int | None, pointer: str, bad: list[str]
 ) -> list[LogRecord]:
     """The log records of ``rls`` (the list under ``resourceLogs`` / ``resource_logs``). A record
     that is not an object is left out and its reason added to ``bad``; a wrong structure above
@@ -272,7 +271,7 @@ def log_records(
         if not isinstance(rec, dict):
             bad.append(f"log record at {pointer}{ptr} is not an object")
             continue
-        out.append(log_record(rec, resource, scope, line, pointer + ptr, order + len(out)))
+        out.append(log_record(rec, resource, scope, line, pointer + ptr))
     return out
 
 
@@ -282,7 +281,6 @@ def log_record(
     scope: dict[str, Any],
     line: int | None,
     pointer: str,
-    order: int,
 ) -> LogRecord:
     """One decoded record (see :class:`LogRecord`)."""
     attrs = attributes(rec.get("attributes"))
@@ -301,7 +299,6 @@ def log_record(
         raw=rec,
         line=line,
         pointer=pointer,
-        order=order,
     )
 
 

@@ -35,9 +35,11 @@ and keeps its raw record, except a tool result, which gives a ``tool_call`` and 
 * ``api_error`` (and a failed API response or SSE stream) -> ``error``;
 * ``codex.tool_result`` / ``claude_code.tool_result`` / ``gemini_cli.tool_call`` -> ``tool_call`` +
   ``tool_result`` (``is_error`` from ``success``; Codex logs the output, the others do not);
-* GenAI message events (``gen_ai.user.message``, ``gen_ai.choice``, ...) -> messages, as the
-  ``otlp`` importer reads them on spans; ``gen_ai.client.inference.operation.details`` -> an
-  ``llm_call`` and its output messages, unless a CLI's own records describe the same calls;
+* GenAI events (``gen_ai.user.message``, ``gen_ai.choice``, ...) -> messages, reasoning, tool calls
+  and tool results, read by the code that reads them on spans (``_otlp.event_messages``); the
+  history logged again on every call is flagged ``is_copied_context``;
+  ``gen_ai.client.inference.operation.details`` -> an ``llm_call`` with its usage, then its
+  messages, unless a CLI's own records describe the same calls;
 * everything else (``codex.conversation_starts``, ``*.tool_decision``, ``gemini_cli.config``,
   ``loop_detected``, ...) -> a ``system`` event whose subtype is the event name.
 
@@ -50,14 +52,24 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, source_ref, usage_from
-from mastkit.traces.importers._llm_spans import as_text, maybe_json, message_list, messages_from, sval
-from mastkit.traces.importers._otlp import LOGS_KEYS, LogRecord, attributes, log_records
+from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, source_ref
+from mastkit.traces.importers._llm_spans import Msg, SeenContext, as_text, maybe_json, sval
+from mastkit.traces.importers._otlp import (
+    LOGS_KEYS,
+    LogRecord,
+    attributes,
+    count,
+    event_messages,
+    event_name,
+    flag,
+    genai_usage,
+    log_records,
+    number,
+)
 from mastkit.traces.model import Event, ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -66,10 +78,13 @@ _CLIS = {"codex": "Codex", "claude_code": "Claude Code", "gemini_cli": "Gemini C
 _NOT_LOGGED = frozenset({"[REDACTED]", "<REDACTED>", ""})
 _SESSION_KEYS = ("conversation.id", "session.id", "gen_ai.conversation.id")
 _TOOL_RESULT = frozenset({"codex.tool_result", "claude_code.tool_result", "gemini_cli.tool_call"})
-_GENAI_MESSAGES = frozenset(
-    {"gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message"}
-)
 _OPERATION_DETAILS = "gen_ai.client.inference.operation.details"
+_GENAI_EVENTS = frozenset(
+    {
+        "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message",
+        "gen_ai.choice", "gen_ai.content.prompt", "gen_ai.content.completion", _OPERATION_DETAILS,
+    }
+)  # fmt: skip
 # attributes every record of a CLI carries (the session's, not the event's): left out of event extras
 _COMMON = frozenset(
     {
@@ -77,47 +92,6 @@ _COMMON = frozenset(
         "terminal.type", "organization.id", "installation.id", "interactive", "slug", "prompt.id", "prompt_id",
     }
 )  # fmt: skip
-
-
-def _num(v: Any) -> int | float | None:
-    """A number that may be sent as text (Codex formats its counts and durations as strings)."""
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, (int, float)):
-        return v
-    if isinstance(v, str):
-        try:
-            return int(v)
-        except ValueError:
-            try:
-                return float(v)
-            except ValueError:
-                return None
-    return None
-
-
-def _int(v: Any) -> int | None:
-    """A count: a whole number within 64 bits (what every JSON writer downstream can hold)."""
-    n = _float(v) if isinstance(_num(v), float) else _num(v)
-    return int(n) if n is not None and -(2**63) <= n < 2**63 else None
-
-
-def _float(v: Any) -> float | None:
-    """A finite float (None for anything else, e.g. an int too large for a float)."""
-    n = _num(v)
-    try:
-        f = float(n) if n is not None else None
-    except OverflowError:
-        return None
-    return f if f is not None and math.isfinite(f) else None
-
-
-def _bool(v: Any) -> bool | None:
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, str) and v.lower() in ("true", "false"):
-        return v.lower() == "true"
-    return None
 
 
 # -- reading the containers ---------------------------------------------------------------------
@@ -142,7 +116,7 @@ def _hr_time(v: Any) -> datetime | None:
     return None
 
 
-def _sdk_record(obj: dict[str, Any], pointer: str, order: int) -> LogRecord:
+def _sdk_record(obj: dict[str, Any], pointer: str) -> LogRecord:
     res = obj.get("resource")
     raw_attrs = res.get("_rawAttributes") if isinstance(res, dict) else None
     resource: dict[str, Any] = {}
@@ -158,10 +132,9 @@ def _sdk_record(obj: dict[str, Any], pointer: str, order: int) -> LogRecord:
     ctx = obj.get("spanContext")
     ctx = ctx if isinstance(ctx, dict) else {}
     attrs = attributes(obj.get("attributes"))
-    name = attrs.get("event.name") or attrs.get("event_name") or obj.get("_eventName")
     body = obj.get("_body", obj.get("body"))
     return LogRecord(
-        name=name if isinstance(name, str) else "",
+        name=event_name(obj.get("_eventName"), attrs),
         time=_hr_time(obj.get("hrTime")) or _hr_time(obj.get("hrTimeObserved")),
         severity=sval(obj.get("_severityText") or obj.get("severityText")),
         body=body,
@@ -173,12 +146,12 @@ def _sdk_record(obj: dict[str, Any], pointer: str, order: int) -> LogRecord:
         raw=obj,
         line=None,
         pointer=pointer,
-        order=order,
     )
 
 
 def _concatenated(text: str) -> Iterator[tuple[int, Any | FormatError]]:
-    """``(char offset, value)`` of each JSON value of a file of concatenated values."""
+    """``(character offset, value)`` of each JSON value of a file of concatenated values; the error
+    that ends the reading carries the byte offset of the value that does not parse."""
     decoder = json.JSONDecoder()
     pos, end = 0, len(text)
     while True:
@@ -189,19 +162,14 @@ def _concatenated(text: str) -> Iterator[tuple[int, Any | FormatError]]:
         try:
             value, nxt = decoder.raw_decode(text, pos)
         except (ValueError, RecursionError) as exc:
-            yield pos, FormatError(f"invalid JSON at character {pos}: {exc}", offset=pos)
+            at = len(text[:pos].encode("utf-8", "surrogatepass"))
+            yield pos, FormatError(f"invalid JSON at byte {at}: {exc}", offset=at)
             return
         yield pos, value
         pos = nxt
 
 
 # -- the importer -------------------------------------------------------------------------------
-
-
-@dataclass
-class _Session:
-    key: str
-    records: list[LogRecord] = field(default_factory=list)
 
 
 @register
@@ -242,15 +210,14 @@ class OtelLogsImporter(Importer):
             if errors:
                 return
             raise FormatError("no log records found")
-        sessions: dict[str, _Session] = {}
+        sessions: dict[str, list[LogRecord]] = {}  # session key ("" for none) -> its records
         for r in records:
-            key = self._session_key(r) or ""
-            sessions.setdefault(key, _Session(key)).records.append(r)
-        for session in sessions.values():
+            sessions.setdefault(self._session_key(r) or "", []).append(r)
+        for key, recs in sessions.items():
             try:
-                yield self._trace(src, session)
+                yield self._trace(src, key, recs)
             except (ValueError, TypeError, KeyError) as exc:
-                yield TraceLoadError(src.path, f"session {session.key or '(none)'}: {exc}")
+                yield TraceLoadError(src.path, f"session {key or '(none)'}: {exc}")
 
     def _records(self, src: Source) -> Iterator[LogRecord | TraceLoadError]:
         shape = src.json_shape
@@ -271,14 +238,12 @@ class OtelLogsImporter(Importer):
             if doc is not None:
                 yield from self._from_value(src, doc, None, "", None)
                 return
-            order = 0
             for pos, value in _concatenated(src.text):
                 if isinstance(value, FormatError):
-                    yield TraceLoadError(src.path, value.reason, offset=pos)
+                    yield TraceLoadError(src.path, value.reason, offset=value.offset)
                     return
                 if _is_sdk_record(value):
-                    yield _sdk_record(value, f"#char={pos}", order)
-                    order += 1
+                    yield _sdk_record(value, f"#char={pos}")
         else:
             raise FormatError("not a JSON, JSONL or concatenated-JSON file")
 
@@ -297,16 +262,14 @@ class OtelLogsImporter(Importer):
         inner = _wrapped(value)
         if inner is not None:
             value, pointer = inner, f"{pointer}/data"
-        elif "data" in value and "path" in value:
-            return  # an ITBench receiver line of another signal (/v1/traces, /v1/metrics) or undecoded
         key = next((k for k in LOGS_KEYS if k in value), None)
         if key is None:
             if _is_sdk_record(value):
-                yield _sdk_record(value, pointer, 0)
-            return  # spans or metrics written beside the logs
+                yield _sdk_record(value, pointer)
+            return  # spans or metrics written beside the logs, an ITBench line of another path
         bad: list[str] = []
         try:
-            yield from log_records(value[key], key, line, pointer, 0, bad)
+            yield from log_records(value[key], key, line, pointer, bad)
         except FormatError as exc:
             yield TraceLoadError(src.path, exc.reason, line=line, offset=offset)
         for reason in bad:
@@ -322,85 +285,16 @@ class OtelLogsImporter(Importer):
 
     # -- mapping --------------------------------------------------------------------------------
 
-    def _trace(self, src: Source, session: _Session) -> Trace:
-        recs = session.records
+    def _trace(self, src: Source, key: str, recs: list[LogRecord]) -> Trace:
         for r in recs:
-            r.name = _event_name(r)
-        recs.sort(key=_sort_key)
+            r.name = _full_name(r)
+        recs.sort(key=_sort_key)  # stable: file order within equal keys
         names = {r.name.split(".", 1)[0] for r in recs}
         cli = next((c for c in _CLIS if c in names), None)
-        vendor_calls = cli is not None
-        tid = session.key or src.path.name
-        b = TraceBuilder(self.name, src.path, trace_id=tid)
-        actor = cli or "assistant"
-        open_call: Event | None = None  # the model call that the next usage record completes
-        models: set[str] = set()
+        m = _Mapping(TraceBuilder(self.name, src.path, trace_id=key or src.path.name), cli)
         for r in recs:
-            a = r.attrs
-            base: dict[str, Any] = {
-                "started_at": _when(r),
-                "source": source_ref(line=r.line, pointer=r.pointer or None),
-                "raw": r.raw,
-            }
-            model = sval(a.get("model")) or sval(a.get("gen_ai.request.model"))
-            if model and r.name.endswith(("api_request", "api_response")):
-                models.add(model)
-            short = r.name.split(".", 1)[1] if "." in r.name and r.name.split(".", 1)[0] in _CLIS else r.name
-            if short == "user_prompt":
-                text = sval(a.get("prompt"))
-                logged = text is not None and text not in _NOT_LOGGED
-                b.add(
-                    "message", actor="user", role="user", content=text if logged else None,
-                    extra={"prompt_logged": logged, **_keep(a, "prompt_length", "prompt_id", "prompt.id")}, **base,
-                )  # fmt: skip
-            elif r.name == "claude_code.assistant_response":
-                text = sval(a.get("response"))
-                logged = text is not None and text not in _NOT_LOGGED
-                b.add(
-                    "message", actor=actor, role="assistant", content=text if logged else None, model=model,
-                    extra={"response_logged": logged}, **base,
-                )  # fmt: skip
-            elif r.name == "codex.sse_event":
-                open_call = self._sse(b, r, open_call, actor, base)
-            elif r.name == "gemini_cli.api_response":
-                self._gemini_response(b, r, open_call, actor, model, base)
-                open_call = None
-            elif short == "api_request":
-                usage = _cli_usage(a) if cli == "claude_code" else None
-                event = b.add(
-                    "llm_call", actor=actor, model=model, usage=usage, subtype=r.name,
-                    extra=_keep(a, "duration_ms", "attempt", "http.response.status_code", "request_id", "prompt_id"),
-                    **base,
-                )  # fmt: skip
-                open_call = event if cli in ("codex", "gemini_cli") else None
-                if sval(a.get("error.message")):
-                    b.add(
-                        "error",
-                        actor=actor,
-                        subtype=r.name,
-                        content=a["error.message"],
-                        **{**base, "raw": None},
-                    )
-            elif short == "api_error":
-                message = sval(a.get("error")) or sval(a.get("error.message")) or as_text(r.body) or r.name
-                b.add(
-                    "error", actor=actor, subtype=r.name, content=message, model=model,
-                    extra=_keep(a, "status_code", "attempt", "duration_ms", "error.type", "error_type"), **base,
-                )  # fmt: skip
-                open_call = None
-            elif r.name in _TOOL_RESULT:
-                self._tool(b, r, actor, base)
-            elif r.name in _GENAI_MESSAGES or r.name == "gen_ai.choice":
-                self._genai_message(b, r, actor, base)
-            elif r.name == _OPERATION_DETAILS and not vendor_calls:
-                self._operation(b, r, actor, model, base)
-            else:
-                b.add(
-                    "system", actor=actor if cli else None, subtype=r.name or "log",
-                    content=as_text(r.body) if r.body != r.name else None,
-                    extra={k: v for k, v in a.items() if k not in _COMMON and not k.startswith(("user.", "event."))},
-                    **base,
-                )  # fmt: skip
+            m.record(r)
+        b = m.b
         times = [e.started_at for e in b.events if e.started_at is not None]
         resource = next((r.resource for r in recs if r.resource), {})
         version = sval(recs[0].attrs.get("app.version"))
@@ -409,7 +303,8 @@ class OtelLogsImporter(Importer):
         return b.build(
             framework=_CLIS[cli] if cli else sval(resource.get("service.name")),
             framework_version=version,
-            model=next(iter(models)) if len(models) == 1 else None,
+            model=next(iter(m.models)) if len(m.models) == 1 else None,
+            task=m.task,
             started_at=min(times) if times else None,
             ended_at=max(times) if times else None,
             raw={
@@ -417,19 +312,93 @@ class OtelLogsImporter(Importer):
                 "scopes": _unique([r.scope for r in recs if r.scope]),
                 "records": len(recs),
             },
-            extra={"session_id": session.key or None, "models": sorted(models)},
+            extra={"session_id": key or None, "models": sorted(m.models)},
         )
 
-    @staticmethod
-    def _sse(
-        b: TraceBuilder, r: LogRecord, call: Event | None, actor: str, base: dict[str, Any]
-    ) -> Event | None:
+
+class _Mapping:
+    """The events of one session's records, in order (see the module notes)."""
+
+    def __init__(self, b: TraceBuilder, cli: str | None) -> None:
+        self.b = b
+        self.cli = cli
+        self.actor = cli or "assistant"
+        self.open_call: Event | None = None  # the model call that the next usage record completes
+        self.models: set[str] = set()
+        self.task: str | None = None
+        self.seen = SeenContext()  # GenAI instrumentations log the whole history on every call
+
+    def record(self, r: LogRecord) -> None:
+        b, a, actor = self.b, r.attrs, self.actor
+        base: dict[str, Any] = {
+            "started_at": _when(r),
+            "source": source_ref(line=r.line, pointer=r.pointer or None),
+            "raw": r.raw,
+        }
+        model = sval(a.get("model")) or sval(a.get("gen_ai.request.model"))
+        prefix, _, short = r.name.partition(".")
+        if prefix not in _CLIS:
+            short = r.name
+        if model and short in ("api_request", "api_response"):
+            self.models.add(model)
+        if short == "user_prompt":
+            text = sval(a.get("prompt"))
+            logged = text is not None and text not in _NOT_LOGGED
+            if logged and self.task is None:
+                self.task = text
+            b.add(
+                "message", actor="user", role="user", content=text if logged else None,
+                extra={"prompt_logged": logged, **_keep(a, "prompt_length", "prompt_id", "prompt.id")}, **base,
+            )  # fmt: skip
+        elif r.name == "claude_code.assistant_response":
+            text = sval(a.get("response"))
+            logged = text is not None and text not in _NOT_LOGGED
+            b.add(
+                "message", actor=actor, role="assistant", content=text if logged else None, model=model,
+                extra={"response_logged": logged}, **base,
+            )  # fmt: skip
+        elif r.name == "codex.sse_event":
+            self._sse(r, base)
+        elif r.name == "gemini_cli.api_response":
+            self._gemini_response(r, model, base)
+        elif short == "api_request":
+            call = b.add(
+                "llm_call", actor=actor, model=model, usage=_cli_usage(a) if self.cli == "claude_code" else None,
+                subtype=r.name,
+                extra=_keep(a, "duration_ms", "attempt", "http.response.status_code", "request_id", "prompt_id"),
+                **base,
+            )  # fmt: skip
+            self.open_call = call if self.cli in ("codex", "gemini_cli") else None
+            if sval(a.get("error.message")):
+                b.add(
+                    "error", actor=actor, subtype=r.name, content=a["error.message"], **{**base, "raw": None}
+                )
+        elif short == "api_error":
+            message = sval(a.get("error")) or sval(a.get("error.message")) or as_text(r.body) or r.name
+            b.add(
+                "error", actor=actor, subtype=r.name, content=message, model=model,
+                extra=_keep(a, "status_code", "attempt", "duration_ms", "error.type", "error_type"), **base,
+            )  # fmt: skip
+            self.open_call = None
+        elif r.name in _TOOL_RESULT:
+            self._tool(r, base)
+        elif r.name in _GENAI_EVENTS and (self.cli is None or r.name != _OPERATION_DETAILS):
+            self._genai(r, model, base)
+        else:
+            b.add(
+                "system", actor=actor if self.cli else None, subtype=r.name or "log",
+                content=as_text(r.body) if r.body != r.name else None,
+                extra={k: v for k, v in a.items() if k not in _COMMON and not k.startswith(("user.", "event."))},
+                **base,
+            )  # fmt: skip
+
+    def _sse(self, r: LogRecord, base: dict[str, Any]) -> None:
         """A Codex streamed chunk: the usage of the open call, an error, or folded into the call."""
-        a = r.attrs
+        a, call = r.attrs, self.open_call
         if sval(a.get("error.message")):
-            b.add("error", actor=actor, subtype="codex.sse_event", content=a["error.message"], **base)
-            return None
-        if call is not None:
+            self.b.add("error", actor=self.actor, subtype=r.name, content=a["error.message"], **base)
+            self.open_call = None
+        elif call is not None:
             call.extra.setdefault("sse_events", []).append(r.raw)
             if (
                 a.get("event.kind") == "response.completed"
@@ -437,139 +406,134 @@ class OtelLogsImporter(Importer):
                 and call.usage is None
             ):
                 call.usage = _cli_usage(a)
-            return call
-        b.add("system", actor=actor, subtype="codex.sse_event", content=sval(a.get("event.kind")), **base)
-        return None
-
-    @staticmethod
-    def _gemini_response(
-        b: TraceBuilder, r: LogRecord, call: Event | None, actor: str, model: str | None, base: dict[str, Any]
-    ) -> None:
-        """Usage for the open call (else a call of its own), and the response's text as a message."""
-        a = r.attrs
-        usage = _cli_usage(a)
-        text = _gemini_text(a.get("response_text"))
-        if call is None or call.usage is not None:
-            b.add("llm_call", actor=actor, model=model, usage=usage, subtype=r.name, **base)
         else:
-            call.usage = usage
+            self.b.add("system", actor=self.actor, subtype=r.name, content=sval(a.get("event.kind")), **base)
+
+    def _gemini_response(self, r: LogRecord, model: str | None, base: dict[str, Any]) -> None:
+        """Usage for the open call (else a call of its own), and the response's text as a message
+        that keeps the record (else the call keeps it)."""
+        a, call = r.attrs, self.open_call
+        self.open_call = None
+        text = _gemini_text(a.get("response_text"))
+        if call is None:
+            self.b.add("llm_call", actor=self.actor, model=model, usage=_cli_usage(a), subtype=r.name, **base)
+            base = {**base, "raw": None}
+        else:
+            call.usage = _cli_usage(a)
             call.ended_at = base["started_at"]
             if not text:
-                call.extra["response"] = r.raw  # kept with the call it completes
+                call.extra["response"] = r.raw
         if text:
-            raw = None if call is None or call.usage is not usage else r.raw
-            b.add("message", actor=actor, role="assistant", content=text, model=model, **{**base, "raw": raw})
+            self.b.add("message", actor=self.actor, role="assistant", content=text, model=model, **base)
 
-    @staticmethod
-    def _tool(b: TraceBuilder, r: LogRecord, actor: str, base: dict[str, Any]) -> None:
+    def _tool(self, r: LogRecord, base: dict[str, Any]) -> None:
         a = r.attrs
         name = sval(a.get("tool_name")) or sval(a.get("function_name")) or "tool"
         call_id = sval(a.get("call_id")) or sval(a.get("tool_use_id"))
         raw_args = a.get("arguments", a.get("function_args", a.get("tool_input", a.get("tool_parameters"))))
         args, args_raw = parse_arguments(raw_args)
-        b.add(
-            "tool_call", actor=actor, role="assistant",
+        self.b.add(
+            "tool_call", actor=self.actor, role="assistant",
             tool_call=ToolCall(name=name, call_id=call_id, arguments=args, arguments_raw=args_raw,
                                namespace=sval(a.get("mcp_server")) or sval(a.get("mcp_server_name"))),
             extra=_keep(a, "decision", "decision_type", "decision_source", "tool_type"), **base,
         )  # fmt: skip
-        success = _bool(a.get("success"))
+        success = flag(a.get("success"))
         error = sval(a.get("error")) or sval(a.get("error.message"))
         output = sval(a.get("output"))
-        b.add(
+        self.b.add(
             "tool_result", actor="environment", role="tool",
             content=output if output is not None else error,
             tool_result=ToolResult(
                 call_id=call_id, name=name, output=output if output is not None else error,
-                is_error=None if success is None else not success,
-                duration_ms=_float(a.get("duration_ms")),
+                is_error=None if success is None else not success, duration_ms=number(a.get("duration_ms")),
             ),
             extra=_keep(a, "error_type", "error.type"),
             **{**base, "raw": None},
         )  # fmt: skip
 
-    @staticmethod
-    def _genai_message(b: TraceBuilder, r: LogRecord, actor: str, base: dict[str, Any]) -> None:
-        body = r.body if isinstance(r.body, dict) else {"content": r.body}
-        if r.name == "gen_ai.choice":
-            msg = body.get("message")
-            msgs = messages_from(msg if isinstance(msg, dict) else body, "assistant")
-        else:
-            role = r.name[len("gen_ai.") : -len(".message")]
-            msgs = messages_from({"role": role, **body}, role)
-        if not msgs:
-            b.add("system", subtype=r.name, **base)
-            return
-        for i, m in enumerate(msgs):
-            fields = {**base, "raw": r.raw if i == 0 else None}
-            who = actor if m.role == "assistant" else ("environment" if m.role == "tool" else m.role)
-            if m.text is not None or not m.calls:
-                b.add("message", actor=who, role=m.role, content=m.text, **fields)
-                fields["raw"] = None
-            for c in m.calls:
-                args, args_raw = parse_arguments(c.arguments)
-                b.add(
-                    "tool_call", actor=who, role=m.role,
-                    tool_call=ToolCall(name=c.name, call_id=c.call_id, arguments=args, arguments_raw=args_raw),
-                    **fields,
-                )  # fmt: skip
-                fields["raw"] = None
-
-    @staticmethod
-    def _operation(
-        b: TraceBuilder, r: LogRecord, actor: str, model: str | None, base: dict[str, Any]
-    ) -> None:
-        a = r.attrs
-        b.add("llm_call", actor=actor, model=model, usage=usage_from(a), subtype=r.name, **base)
-        for m in message_list(maybe_json(a.get("gen_ai.output.messages")), "assistant"):
-            b.add(
-                "message", actor=actor, role="assistant", content=m.text, model=model, **{**base, "raw": None}
+    def _genai(self, r: LogRecord, model: str | None, base: dict[str, Any]) -> None:
+        """A GenAI event without its span: its messages, read as the ``otlp`` importer reads span
+        events; history the trace already holds comes back flagged ``is_copied_context``; an
+        operation-details event is also the model call, with its usage."""
+        body = r.body if isinstance(r.body, dict) else ({"content": r.body} if r.body is not None else {})
+        event = [(r.name, r.time, {**r.attrs, **body})]
+        if r.name == _OPERATION_DETAILS:
+            self.b.add(
+                "llm_call", actor=self.actor, model=model, usage=genai_usage(r.attrs), subtype=r.name, **base
             )
+            base = {**base, "raw": None}
+        inputs = event_messages(event, output=False)
+        outputs = event_messages(event, output=True)
+        emitted = False
+        for msg, copied in [*self.seen.split(inputs), *((o, False) for o in outputs)]:
+            self._message(msg, copied, model, base if not emitted else {**base, "raw": None})
+            emitted = True
+        if not emitted and r.name != _OPERATION_DETAILS:
+            self.b.add("system", subtype=r.name, **base)
+
+    def _message(self, m: Msg, copied: bool, model: str | None, base: dict[str, Any]) -> None:
+        """The events of one message: a tool result, a text, and one ``tool_call`` per call."""
+        b = self.b
+        if not copied:
+            self.seen.add(m)
+        who = self.actor if m.role == "assistant" else ("environment" if m.role == "tool" else m.role)
+        fields = {**base, "is_copied_context": copied}
+        if m.role == "tool":
+            b.add(
+                "tool_result", actor=who, role="tool", content=m.text,
+                tool_result=ToolResult(call_id=m.tool_call_id, name=m.name, output=m.text), **fields,
+            )  # fmt: skip
+            return
+        if m.text is not None or (m.reasoning is None and not m.calls):
+            b.add("message", actor=who, role=m.role, content=m.text, model=model if m.role == "assistant" else None,
+                  **fields)  # fmt: skip
+            fields["raw"] = None
+        if m.reasoning is not None:
+            b.add("reasoning", actor=who, role=m.role, content=m.reasoning, **fields)
+            fields["raw"] = None
+        for c in m.calls:
+            args, args_raw = parse_arguments(c.arguments)
+            b.add(
+                "tool_call", actor=who, role=m.role,
+                tool_call=ToolCall(name=c.name, call_id=c.call_id, arguments=args, arguments_raw=args_raw), **fields,
+            )  # fmt: skip
+            fields["raw"] = None
 
 
-def _event_name(r: LogRecord) -> str:
-    """The full event name (see the module notes)."""
-    name = r.name
-    if name.startswith("event "):  # Codex's Rust bridge: the call site, not the event
-        name = ""
-    name = name or sval(r.attrs.get("event.name")) or sval(r.attrs.get("event_name")) or ""
+def _full_name(r: LogRecord) -> str:
+    """The record's event name, with Claude Code's prefix: it writes the full name as the body
+    (``claude_code.api_request``) and only the short one as ``event.name`` (``api_request``)."""
     body = r.body
     if isinstance(body, str) and body.startswith("claude_code.") and " " not in body:
         return body
-    if name and "." not in name and (r.resource.get("service.name") == "claude-code"):
-        return f"claude_code.{name}"
-    return name
+    if r.name and "." not in r.name and r.resource.get("service.name") == "claude-code":
+        return f"claude_code.{r.name}"
+    return r.name
 
 
 def _when(r: LogRecord) -> datetime | None:
     return parse_ts(r.attrs.get("event.timestamp")) or r.time
 
 
-_EPOCH = datetime.fromtimestamp(0, tz=UTC)
-
-
-def _sort_key(r: LogRecord) -> tuple[float, float, int]:
-    seq = _num(r.attrs.get("event.sequence"))
+def _sort_key(r: LogRecord) -> tuple[float, float]:
+    seq = number(r.attrs.get("event.sequence"))
     when = _when(r)
-    return (
-        float(seq) if seq is not None else float("inf"),
-        (when or _EPOCH).timestamp(),
-        r.order,
-    )
+    return (seq if seq is not None else math.inf, when.timestamp() if when is not None else 0.0)
 
 
 def _cli_usage(a: dict[str, Any]) -> Usage | None:
     """Token counts (and Claude Code's cost) of a CLI's API record; numbers may come as text."""
     usage = Usage(
-        input_tokens=_int(a.get("input_tokens", a.get("input_token_count"))),
-        output_tokens=_int(a.get("output_tokens", a.get("output_token_count"))),
-        cached_input_tokens=_int(
+        input_tokens=count(a.get("input_tokens", a.get("input_token_count"))),
+        output_tokens=count(a.get("output_tokens", a.get("output_token_count"))),
+        cached_input_tokens=count(
             a.get("cache_read_tokens", a.get("cached_token_count", a.get("cached_content_token_count")))
         ),
-        cache_write_tokens=_int(a.get("cache_creation_tokens")),
-        reasoning_tokens=_int(a.get("reasoning_token_count", a.get("thoughts_token_count"))),
-        total_tokens=_int(a.get("total_token_count")),
-        cost_usd=_float(a.get("cost_usd")),
+        cache_write_tokens=count(a.get("cache_creation_tokens")),
+        reasoning_tokens=count(a.get("reasoning_token_count", a.get("thoughts_token_count"))),
+        total_tokens=count(a.get("total_token_count")),
+        cost_usd=number(a.get("cost_usd")),
     )
     return None if usage.is_empty() else usage
 

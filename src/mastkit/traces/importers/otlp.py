@@ -532,7 +532,7 @@ class OtlpImporter(Importer):
                 return list(self._request(rec[key], key, line, pointer, order, bad))
         for key in LOGS_KEYS:
             if key in rec:
-                return list(log_records(rec[key], key, line, pointer, order, bad))
+                return list(log_records(rec[key], key, line, pointer, bad))
         if _is_jaeger(rec):
             return list(self._jaeger(rec["data"], line, pointer, order))
         inner = _wrapped_request(rec)
