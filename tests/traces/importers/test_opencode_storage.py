@@ -193,13 +193,14 @@ def test_empty_or_broken_storage(tmp_path: Path) -> None:
     items = list(iter_load(root))
     assert len(items) == 1 and isinstance(items[0], TraceLoadError)
     assert "no OpenCode session files" in items[0].reason and not items[0].internal
-    # ids that carry no time (hand-made files) keep their file order
+    # ids that carry no time (hand-made files) keep their file-name order, whatever order the
+    # folder lists them in (written here in the reverse order)
     (root / "session" / "p").mkdir()
     (root / "session" / "p" / "s1.json").write_text(json.dumps({"id": "s1", "time": {"created": "x"}}))
     (root / "message" / "s1").mkdir()
     (root / "message" / "s1" / "m1.json").write_text(json.dumps({"id": "m1", "role": "user"}))
     (root / "part" / "m1").mkdir(parents=True)
-    for i, text in enumerate(["one", "two"]):
+    for i, text in reversed(list(enumerate(["one", "two"]))):
         (root / "part" / "m1" / f"p{i}.json").write_text(json.dumps({"type": "text", "text": text}))
     [t] = list(load_traces(root))
     assert [e.content for e in t.events] == ["one", "two"] and t.task == "one"

@@ -420,7 +420,6 @@ def test_pickles_and_settings_are_never_opened(tmp_path: Path, monkeypatch: pyte
 
 def test_folder_sniff_by_content(tmp_path: Path) -> None:
     imp = get_importer("openhands_v0")
-    assert imp.handles_dirs and imp.accepts_files
     assert imp.sniff(Source(CONV)) >= 0.9 and imp.sniff(Source(CONV / "events")) >= 0.9
     assert imp.sniff(Source(SESSIONS)) == 0  # the walker goes down to each conversation
     assert imp.sniff(Source(FIX.parent / "openhands_v1" / "conv_finish")) == 0
