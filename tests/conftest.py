@@ -70,3 +70,17 @@ def load_split(path: Path | str) -> tuple[list[Trace], list[TraceLoadError]]:
         else:
             traces.append(item)
     return traces, errors
+
+
+def sqlite_file(path: Path, *statements: str) -> Path:
+    """A small SQLite database at ``path`` made by running ``statements`` (tests of database sniffing)."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        for sql in statements:
+            con.execute(sql)
+        con.commit()
+    finally:
+        con.close()
+    return path

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import sqlite_file
 from mastkit.errors import FormatError
 from mastkit.traces.source import Source
 
@@ -109,12 +110,9 @@ def test_log_text_bad_bytes_raise_format_error_with_the_offset(tmp_path: Path) -
 
 def test_sqlite_schema_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "a.db"
-    con = sqlite3.connect(db)
-    con.execute("CREATE TABLE t (x, y)")
-    con.execute('CREATE TABLE "odd ""name""" (z)')
-    con.execute("CREATE VIEW v AS SELECT x FROM t")
-    con.commit()
-    con.close()
+    sqlite_file(
+        db, "CREATE TABLE t (x, y)", 'CREATE TABLE "odd ""name""" (z)', "CREATE VIEW v AS SELECT x FROM t"
+    )
     connects: list[object] = []
     real = sqlite3.connect
     monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: connects.append(a) or real(*a, **k))

@@ -35,7 +35,7 @@ from _opencode_fixture import load as _load
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import assert_loads_cleanly
+from conftest import assert_loads_cleanly, sqlite_file
 from mastkit.errors import TraceLoadError
 from mastkit.traces import Source, Trace, get_importer, iter_load, load_traces
 from mastkit.traces.load import walk
@@ -405,16 +405,15 @@ def test_sniff_by_tables_not_by_name(tmp_path: Path) -> None:
     assert fmt == "opencode_db"
     # a database named opencode.db without OpenCode's tables is not claimed
     other = tmp_path / "opencode.db"
-    con = sqlite3.connect(other)
-    con.execute("CREATE TABLE notes (id text, body text)")
-    con.close()
+    sqlite_file(other, "CREATE TABLE notes (id text, body text)")
     assert imp.sniff(Source(other)) == 0.0
     # an AG2 runtime-logging database is AG2's
     logs = tmp_path / "logs.db"
-    con = sqlite3.connect(logs)
-    con.execute("CREATE TABLE chat_completions (id integer, invocation_id text, request text, response text)")
-    con.execute("CREATE TABLE agents (id integer, name text)")
-    con.close()
+    sqlite_file(
+        logs,
+        "CREATE TABLE chat_completions (id integer, invocation_id text, request text, response text)",
+        "CREATE TABLE agents (id integer, name text)",
+    )
     assert imp.sniff(Source(logs)) == 0.0 and ag2.sniff(Source(logs)) > 0.9
     # JSON files, the storage folder and its session folders are not claimed
     assert imp.sniff(Source(FIX / "export_storage_session_b.json")) == 0.0
@@ -425,9 +424,9 @@ def test_folder_walk_with_opencode_db_among_other_files(tmp_path: Path) -> None:
     write_opencode_db(tmp_path / "opencode.db")
     shutil.copy(FIX / "bus_events.jsonl", tmp_path / "bus_events.jsonl")
     (tmp_path / "README.md").write_text("# notes")
-    con = sqlite3.connect(tmp_path / "app.db")  # an unrelated database: passed over silently
-    con.execute("CREATE TABLE kv (k text, v text)")
-    con.close()
+    sqlite_file(
+        tmp_path / "app.db", "CREATE TABLE kv (k text, v text)"
+    )  # an unrelated database: passed over silently
     (tmp_path / "opencode.db-wal").write_bytes(b"")  # SQLite side files are never loaded
     names = sorted(s.path.name for s in walk([tmp_path]))
     assert names == ["bus_events.jsonl", "opencode.db"]  # the folder is walked, not taken whole
@@ -497,9 +496,7 @@ def test_data_folder_sniffed_without_opening_its_databases(tmp_path: Path) -> No
     data = tmp_path / "opencode"
     shutil.copytree(STORAGE, data / "storage")
     (data / "auth.json").write_text("{}")
-    con = sqlite3.connect(data / "opencode.db")
-    con.execute("CREATE TABLE notes (id text)")
-    con.close()
+    sqlite_file(data / "opencode.db", "CREATE TABLE notes (id text)")
     assert get_importer("opencode_db").sniff(Source(data)) == 0.97
     traces, errors = _load(data)
     assert list(traces) == [SES_A, SES_B]
@@ -656,18 +653,17 @@ def test_not_a_database_and_missing_tables_or_columns(tmp_path: Path) -> None:
     assert err.path == str(garbage) and err.reason.startswith("not a readable SQLite database: ")
     # OpenCode's tables without a column read here: sniffed weakly, loading names what is missing
     odd = tmp_path / "odd.db"
-    con = sqlite3.connect(odd)
-    con.execute("CREATE TABLE session (id text, parent_id text)")
-    con.execute("CREATE TABLE message (id text, session_id text, data text)")
-    con.execute("CREATE TABLE part (id text, message_id text)")
-    con.close()
+    sqlite_file(
+        odd,
+        "CREATE TABLE session (id text, parent_id text)",
+        "CREATE TABLE message (id text, session_id text, data text)",
+        "CREATE TABLE part (id text, message_id text)",
+    )
     [err] = list(iter_load(odd))
     assert isinstance(err, TraceLoadError) and "not an OpenCode database: no part.data" in err.reason
     # a table missing: not claimed; forced, the error says which
     few = tmp_path / "few.db"
-    con = sqlite3.connect(few)
-    con.execute("CREATE TABLE session (id text, parent_id text)")
-    con.close()
+    sqlite_file(few, "CREATE TABLE session (id text, parent_id text)")
     assert get_importer("opencode_db").sniff(Source(few)) == 0.0
     [err] = list(iter_load(few, format="opencode_db"))
     assert isinstance(err, TraceLoadError) and "no message, part" in err.reason
