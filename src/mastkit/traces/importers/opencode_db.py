@@ -39,7 +39,6 @@ place that holds it and never twice.
 from __future__ import annotations
 
 import math
-import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -58,6 +57,7 @@ from mastkit.traces.importers.opencode_storage import (
     Where,
     _is_data_folder,
     _is_storage,
+    data_dbs,
 )
 from mastkit.traces.model import Trace
 from mastkit.traces.registry import Importer, register
@@ -91,16 +91,6 @@ def _missing(schema: Schema) -> list[str]:
         else:
             out += [f"{table}.{c}" for c in columns if c not in schema[table]]
     return out
-
-
-def _data_dbs(folder: Path) -> list[Path]:
-    """The OpenCode databases of a data folder: ``opencode.db`` first, then the channel databases."""
-    try:
-        with os.scandir(folder) as it:
-            names = [e.name for e in it if _DB_NAME.match(e.name) and e.is_file()]
-    except OSError:
-        return []
-    return [folder / n for n in sorted(names, key=lambda n: (n != "opencode.db", n))]
 
 
 def _cell(value: Any) -> Any:
@@ -250,7 +240,7 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
         still reads ``storage/``."""
         if not _is_data_folder(folder):
             return 0.0
-        for db in _data_dbs(folder):
+        for db in data_dbs(folder):
             try:
                 if Source(db).head.startswith(SQLITE_MAGIC):
                     return 0.97
@@ -268,7 +258,7 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
 
     def _load_data_folder(self, src: Source) -> Iterator[Trace | TraceLoadError]:
         folder = src.path
-        dbs = _data_dbs(folder)
+        dbs = data_dbs(folder)
         if not dbs:
             raise FormatError("not an OpenCode data folder (no opencode.db)")
         seen: set[str] = set()  # sessions already read: each is loaded from the first place holding it
@@ -359,10 +349,11 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
         def bad(reason: str) -> None:
             group.errors.append(TraceLoadError(path, f"OpenCode database: {reason}"))
 
-        msg_order = "time_created, id" if "time_created" in schema["message"] else "id"
         for sid in members:
             messages: list[tuple[str, dict[str, Any]]] = []
-            query = f'SELECT id, data FROM "message" WHERE session_id = ? ORDER BY {msg_order}'
+            # in id order, as storage/ lists its files: the records are then placed by the time in
+            # their ids, and those whose ids carry none keep this order in both stores
+            query = 'SELECT id, data FROM "message" WHERE session_id = ? ORDER BY id'
             for mid, data in con.execute(query, (sid,)):
                 mid = _cell(mid)
                 if not isinstance(mid, str) or not mid:

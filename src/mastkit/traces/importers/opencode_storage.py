@@ -60,13 +60,17 @@ def _is_data_folder(folder: Path) -> bool:
     an ``opencode.db`` / ``opencode-<channel>.db``). One alone -- a ``storage/`` folder or an
     ``opencode.db`` next to other traces -- is not enough: such a folder is walked, not taken whole."""
     found = sum((folder / m).exists() for m in _DATA_MARKERS)
-    if found != 1:
-        return found > 1
+    return found > 1 or (found == 1 and bool(data_dbs(folder)))
+
+
+def data_dbs(folder: Path) -> list[Path]:
+    """The OpenCode databases of a data folder: ``opencode.db`` first, then the channel databases."""
     try:
         with os.scandir(folder) as it:
-            return any(_DB_NAME.match(e.name) for e in it)
+            names = [e.name for e in it if _DB_NAME.match(e.name) and e.is_file()]
     except OSError:
-        return False
+        return []
+    return [folder / n for n in sorted(names, key=lambda n: (n != "opencode.db", n))]
 
 
 def _is_storage(folder: Path) -> bool:
