@@ -136,6 +136,7 @@ _NOT_READ = (
     "event_count",
 )  # fmt: skip
 _SNIFF_FILES = 5
+_ANY = re.compile("")
 _PAGE_SPAN = 1000  # a cache page holds 25 events; a longer span in a name is not a page
 
 
@@ -222,8 +223,12 @@ def _conversation_score(folder: Path) -> float:
             return 0.7  # event files unreadable or missing: loaded to report them
     except FormatError:
         pass
-    if conv.parent.name in _CONTAINERS or _cache_pages(conv):
+    if files:
+        return 0.0  # numbered files, none of them a V0 event: another data set's
+    if _cache_pages(conv):
         return 0.5
+    if conv.parent.name in _CONTAINERS and not _scan(events, _ANY, first=True):
+        return 0.5  # a conversation whose events are not written yet, named by where it sits
     return 0.0
 
 
