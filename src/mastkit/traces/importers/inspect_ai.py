@@ -244,7 +244,10 @@ class _Ctx:
         return value
 
     def resolve_deep(self, value: Any, depth: int = 0) -> Any:
-        """``value`` with every ``attachment://`` string inside it resolved (tool-call arguments)."""
+        """``value`` with every ``attachment://`` string inside it resolved (tool-call arguments);
+        ``value`` itself when the sample has no attachments."""
+        if not self.attachments:
+            return value
         if isinstance(value, str):
             return self.resolve(value)
         if depth > 50:
@@ -367,7 +370,7 @@ class _Entries:
                 samples.append((n, False))
             elif len(parts) == 3 and parts[2] == "sample.json":
                 samples.append((n[: -len("/sample.json")], True))
-            elif len(parts) == 4 and parts[3][:-5].isdigit():
+            elif len(parts) == 4 and parts[3][:-5].isascii() and parts[3][:-5].isdigit():
                 chunks[f"samples/{parts[1]}/{parts[2]}/"].append(int(parts[3][:-5]))
         for starts in chunks.values():
             starts.sort()
