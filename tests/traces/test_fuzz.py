@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -69,16 +70,24 @@ def _tmp(data: bytes, suffix: str) -> Path:
     data=st.binary(max_size=2048), suffix=st.sampled_from([".json", ".jsonl", ".log", ".txt", ".traj", ""])
 )
 def test_random_bytes_forced_importer(format: str, data: bytes, suffix: str) -> None:
+    """Random bytes as a file and, for an importer of folders, as the files of a folder in the
+    shapes folder formats name their files (events/<id>.json, event-NNNNN-<id>.json, ...)."""
+    imp = next(i for i in importers() if i.name == format)
     path = _tmp(data, suffix)
+    folder = Path(tempfile.mkdtemp())
     try:
-        if next(i for i in importers() if i.name == format).handles_dirs:
-            folder = Path(tempfile.mkdtemp())
-            (folder / f"event-00000-x{suffix or '.json'}").write_bytes(data)
-            assert_loads_cleanly(folder, format=format)
-        else:
+        if imp.accepts_files:
             assert_loads_cleanly(path, format=format)
+        if imp.handles_dirs:
+            ext = suffix or ".json"
+            (folder / "events").mkdir()
+            for name in (f"event-00000-x{ext}", f"events/0{ext}", f"1{ext}", f"metadata{ext}"):
+                (folder / name).write_bytes(data)
+            assert_loads_cleanly(folder, format=format)
+            assert_loads_cleanly(folder / "events", format=format)
     finally:
         path.unlink()
+        shutil.rmtree(folder)
 
 
 def _mutate_bytes(raw: bytes, rnd: random.Random) -> bytes:

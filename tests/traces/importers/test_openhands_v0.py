@@ -511,16 +511,3 @@ def test_fuzz_conversation_folder(seed: int, data: bytes) -> None:
             assert_loads_cleanly(path, format=fmt)
     finally:
         shutil.rmtree(root)
-
-
-@_FUZZ
-@given(data=st.binary(max_size=2048), suffix=st.sampled_from([".json", ".jsonl", ".log", ""]))
-def test_fuzz_random_bytes_file_forced(data: bytes, suffix: str) -> None:
-    # random bytes as a file, with the importer forced
-    fd, name = tempfile.mkstemp(suffix=suffix)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    try:
-        assert_loads_cleanly(name, format="openhands_v0")
-    finally:
-        os.unlink(name)
