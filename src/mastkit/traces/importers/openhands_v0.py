@@ -233,6 +233,8 @@ def _conversation_score(folder: Path) -> float:
 
 
 def _safe_score(folder: Path) -> float:
+    """:func:`_conversation_score` for the load of a folder of conversations, where one odd
+    subfolder must not end the load."""
     try:
         return _conversation_score(folder)
     except Exception:  # a sniffer never raises
@@ -258,7 +260,7 @@ class OpenHandsV0Importer(Importer):
 
     def sniff(self, src: Source) -> float:
         if src.is_dir:
-            return _safe_score(src.path)
+            return _conversation_score(src.path)  # the registry guards sniffers
         rec = src.first_record
         if src.json_shape == "array":
             return 0.9 if is_v0_event(rec) else 0.0
