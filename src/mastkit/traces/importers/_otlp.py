@@ -260,9 +260,7 @@ def request_items(
                 yield f"/{key}/{i}/{skey}/{j}/{ikey}/{k}", resource, scope, item
 
 
-def log_records(
-    rls: Any, key: str, line: int | None, pointer: str, bad: list[str]
-) -> list[LogRecord]:
+def log_records(rls: Any, key: str, line: int | None, pointer: str, bad: list[str]) -> list[LogRecord]:
     """The log records of ``rls`` (the list under ``resourceLogs`` / ``resource_logs``). A record
     that is not an object is left out and its reason added to ``bad``; a wrong structure above
     the records raises FormatError."""
