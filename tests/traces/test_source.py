@@ -4,9 +4,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import sqlite_file
 from mastkit.errors import FormatError
+from mastkit.traces import source as source_module
 from mastkit.traces.source import Source
 
 
@@ -32,6 +35,44 @@ def write(tmp_path: Path, name: str, data: bytes) -> Source:
 )
 def test_json_shape_sniffing(tmp_path: Path, data: bytes, shape: str) -> None:
     assert write(tmp_path, "f.txt", data).json_shape == shape
+
+
+def _shape_by_text(src: Source) -> str:
+    """How json_shape classifies a head from its decoded text alone (the way it did before it
+    read the first byte): the reference the byte path must agree with."""
+    if src.is_binary:
+        return "none"
+    head = src.head_text.lstrip()
+    if not head:
+        return "none"
+    if head[0] == "[":
+        return "array" if source_module._ARRAY_START.match(head) else "none"
+    return "object-or-jsonl" if head[0] == "{" else "none"
+
+
+_HEAD_CHARS = st.sampled_from(
+    [" ", "\t", "\r", "\n", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2028", "\u3000", "\ufeff",
+     "[", "]", "{", "}", '"', ",", "1", "٣", "-", ".", "e", "t", "x", "é", "\x00"]
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.lists(_HEAD_CHARS, max_size=12).map("".join),
+    bom=st.booleans(),
+    encoding=st.sampled_from(["utf-8", "utf-16"]),
+)
+def test_json_shape_from_bytes_agrees_with_the_text_view(
+    tmp_path_factory: pytest.TempPathFactory, text: str, bom: bool, encoding: str
+) -> None:
+    data = text.encode(encoding)  # utf-16 writes its own BOM
+    if bom and encoding == "utf-8":
+        data = b"\xef\xbb\xbf" + data
+    path = tmp_path_factory.mktemp("shape") / "f.txt"
+    path.write_bytes(data)
+    shape = Source(path).json_shape
+    expected = _shape_by_text(Source(path))
+    assert (shape if shape in ("array", "none") else "object-or-jsonl") == expected
 
 
 def test_first_record_of_each_shape(tmp_path: Path) -> None:

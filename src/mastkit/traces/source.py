@@ -31,6 +31,10 @@ _ARRAY_START = re.compile(
     r'\[\s*(?:[\[{"\]]|$|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\s*(?:[,\]]|$)|(?:true|false|null)\s*(?:[,\]]|$))'
 )
 
+_ARRAY_START_BYTES = re.compile(_ARRAY_START.pattern.encode())
+_NOT_JSON_SPACE = re.compile(rb"[^ \t\r\n]")
+_NOT_BYTES_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() strips
+
 JsonShape = Literal["object", "array", "jsonl", "none"]
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -40,6 +44,8 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
+
+_BOM_FIRST_BYTES = frozenset(bom[0] for bom, _enc in _BOMS)
 
 
 if TYPE_CHECKING:
@@ -128,9 +134,11 @@ class Source:
         head = self.head
         if not head:
             return False
-        if any(head.startswith(bom) for bom, enc in _BOMS if enc.startswith("utf-16") or enc == "utf-32"):
+        if head[0] in _BOM_FIRST_BYTES and any(
+            head.startswith(bom) for bom, enc in _BOMS if enc.startswith("utf-16") or enc == "utf-32"
+        ):
             return False
-        return b"\x00" in head[:8192]
+        return head.find(b"\x00", 0, 8192) >= 0
 
     @cached_property
     def is_zip(self) -> bool:
@@ -152,6 +160,8 @@ class Source:
 
     @cached_property
     def encoding(self) -> str:
+        if not self.head or self.head[0] not in _BOM_FIRST_BYTES:
+            return "utf-8"
         for bom, enc in _BOMS:
             if self.head.startswith(bom):
                 return enc
@@ -197,13 +207,19 @@ class Source:
         """What the file looks like from its head: one JSON object, an array, JSONL, or not JSON."""
         if self.is_dir or self.is_binary:
             return "none"
-        head = self.head_text.lstrip()
-        if not head:
-            return "none"
-        if head[0] == "[":
-            # "[2023-10-15 12:00 INFO] ..." is a log line, not an array.
-            return "array" if _ARRAY_START.match(head) else "none"
-        if head[0] != "{":
+        first = self._first_byte()
+        if first is None:  # the text view decides (a UTF-16 file, odd whitespace before the JSON)
+            head = self.head_text.lstrip()
+            if not head:
+                return "none"
+            if head[0] == "[":
+                # "[2023-10-15 12:00 INFO] ..." is a log line, not an array.
+                return "array" if _ARRAY_START.match(head) else "none"
+            if head[0] != "{":
+                return "none"
+        elif first == b"[":
+            return "array"
+        elif first != b"{":
             return "none"
         if self.suffixes.endswith((".jsonl", ".ndjson")) or self.name.endswith(".log"):
             return "jsonl" if self._first_line_is_object() else "object"
@@ -212,12 +228,31 @@ class Source:
             return "jsonl"
         return "object"
 
+    def _first_byte(self) -> bytes | None:
+        """The head's first byte after UTF-8 BOMs and JSON whitespace, when that answers
+        :attr:`json_shape` without decoding the head: ``{``, or any other printable ASCII byte
+        but ``[`` (then the file is not JSON). ``[`` counts only when the array pattern matches
+        the bytes. None leaves it to the text view, which strips Unicode whitespace too."""
+        if self.encoding not in ("utf-8", "utf-8-sig"):
+            return None
+        head = self.head
+        start = 0
+        while head.startswith(codecs.BOM_UTF8, start):
+            start += 3
+        m = _NOT_JSON_SPACE.search(head, start)
+        if m is None:
+            return None
+        first = m.group()
+        if first == b"[":
+            return None if _ARRAY_START_BYTES.match(head, m.start()) is None else first
+        return first if b"!" <= first <= b"~" else None
+
     def _first_line_is_object(self) -> bool:
         head = self.head
         start = len(head) - len(head.lstrip(b"\xef\xbb\xbf \t\r\n"))
         nl = head.find(b"\n", start)
         first = head[start:] if nl < 0 else head[start:nl]
-        if self.size <= len(head) and (nl < 0 or not head[nl:].strip()):
+        if self.size <= len(head) and (nl < 0 or _NOT_BYTES_SPACE.search(head, nl) is None):
             # The whole (small) file is one line: parse it once, as the document, and cache it.
             try:
                 return isinstance(self.json, dict)

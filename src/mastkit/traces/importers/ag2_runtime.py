@@ -563,10 +563,11 @@ class AG2RuntimeImporter(Importer):
             return (
                 0.95 if "chat_completions" in tables and ("events" in tables or "agents" in tables) else 0.0
             )
-        first = src.head_text[:4096].lstrip().split("\n", 1)[0]
-        if _BANNER.match(first):
-            return 0.95
-        if src.json_shape == "jsonl":
+        shape = src.json_shape
+        if shape == "none":  # a runtime.log starts with its session banner
+            first = src.head_text[:4096].lstrip().split("\n", 1)[0]
+            return 0.95 if _BANNER.match(first) else 0.0
+        if shape == "jsonl":
             kind = record_kind(src.first_record)
             if kind in ("event", "completion", "agent", "function"):
                 return 0.9

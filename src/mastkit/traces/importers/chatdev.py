@@ -157,6 +157,8 @@ class ChatDevImporter(Importer):
 
     def sniff(self, src: Source) -> float:
         try:
+            if src.json_shape != "none":  # JSON (a "[date ...]" block line is not a JSON array)
+                return 0.0
             head = src.head_text
             if head.lstrip()[:1] != "[":
                 return 0.0  # every ChatDev log starts with a "[date time LEVEL]" block
