@@ -16,7 +16,7 @@ from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces.importers._otlp import any_value, hex_id
 from mastkit.traces.importers.otlp import OtlpImporter
 from mastkit.traces.model import Trace
-from mastkit.traces.source import Source
+from mastkit.traces.source import HEAD_BYTES, Source
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "otlp"
 
@@ -1159,6 +1159,26 @@ def test_genai_log_events_join_their_span(tmp_path: Path, logs_first: bool, even
         "stringValue": "Weather in Oslo?"
     }
     _roundtrip(t)
+
+
+def test_spans_past_the_sniffed_head_are_not_dropped(tmp_path: Path) -> None:
+    """A collector file whose first lines are log records, with its spans further in than the head
+    read to choose a format: otel_logs claims it, meets the spans, hands it back before yielding
+    anything, and the otlp importer reads it all (a bad line is reported once)."""
+    logs = _genai_logs_line(event_name_field=True)
+    user = logs["resourceLogs"][0]["scopeLogs"][0]["logRecords"][1]
+    long_prompt = "Weather in Oslo? " + "x" * (HEAD_BYTES + 1000)
+    user["body"]["kvlistValue"]["values"] = _kv_any({"content": long_prompt})
+    path = tmp_path / "collector.jsonl"
+    path.write_text(json.dumps(logs) + "\n{not json\n" + json.dumps(_genai_span_line()) + "\n")
+    assert '"resourceSpans"' not in Source(path).head_text
+    traces, errors = _load(path)
+    assert [(e.line, "otel_logs" in e.tried, "otlp" in e.tried) for e in errors] == [(2, True, True)]
+    (t,) = traces
+    assert t.source_format == "otlp"
+    assert [e.content for e in t.events if e.kind == "message" and e.role == "user"] == [long_prompt]
+    assert any(e.kind == "llm_call" for e in t.events)
+    assert len(t.raw["log_records"]) == 3
 
 
 def test_log_records_of_no_span_in_the_file(tmp_path: Path) -> None:

@@ -29,6 +29,8 @@ from mastkit.traces.model import Usage
 
 LOGS_KEYS = ("resourceLogs", "resource_logs")
 """The key of an ``ExportLogsServiceRequest`` (camelCase OTLP/JSON, snake_case protobuf JSON)."""
+SPANS_KEYS = ("resourceSpans", "resource_spans")
+"""The key of an ``ExportTraceServiceRequest``, the same two ways."""
 
 # Attribute values that are whole JSON documents: never flattened.
 KEEP_WHOLE = frozenset(

@@ -52,6 +52,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -60,6 +61,7 @@ from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, sourc
 from mastkit.traces.importers._llm_spans import Msg, SeenContext, as_text, maybe_json, sval
 from mastkit.traces.importers._otlp import (
     LOGS_KEYS,
+    SPANS_KEYS,
     LogRecord,
     attributes,
     count,
@@ -95,6 +97,18 @@ _COMMON = frozenset(
 
 
 # -- reading the containers ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Spans:
+    """An OTLP traces request met while reading the file for log records."""
+
+    line: int | None
+    pointer: str
+
+    @property
+    def where(self) -> str:
+        return f"line {self.line}" if self.line is not None else f"record {self.pointer or '/'}"
 
 
 def _wrapped(rec: dict[str, Any]) -> dict[str, Any] | None:
@@ -199,13 +213,22 @@ class OtelLogsImporter(Importer):
 
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
         records: list[LogRecord] = []
-        errors = 0
+        errors: list[TraceLoadError] = []  # held until the file is read: it may not be ours (spans)
         for item in self._records(src):
             if isinstance(item, TraceLoadError):
-                errors += 1
-                yield item
+                errors.append(item)
+            elif isinstance(item, _Spans):
+                # Spans past the head the sniffers saw: the file is the otlp importer's (it reads
+                # log records too, joined to their spans). Failing before yielding anything lets
+                # the loader try it next; going on would drop the spans.
+                raise FormatError(
+                    f"the file holds trace spans too ({item.where}), beyond the head read to choose "
+                    "its format: it is read by the otlp importer, which joins log records to spans",
+                    line=item.line,
+                )
             else:
                 records.append(item)
+        yield from errors
         if not records:
             if errors:
                 return
@@ -219,7 +242,7 @@ class OtelLogsImporter(Importer):
             except (ValueError, TypeError, KeyError) as exc:
                 yield TraceLoadError(src.path, f"session {key or '(none)'}: {exc}")
 
-    def _records(self, src: Source) -> Iterator[LogRecord | TraceLoadError]:
+    def _records(self, src: Source) -> Iterator[LogRecord | TraceLoadError | _Spans]:
         shape = src.json_shape
         if shape == "jsonl":
             for line, offset, value in src.iter_jsonl():
@@ -249,7 +272,7 @@ class OtelLogsImporter(Importer):
 
     def _from_value(
         self, src: Source, value: Any, line: int | None, pointer: str, offset: int | None
-    ) -> Iterator[LogRecord | TraceLoadError]:
+    ) -> Iterator[LogRecord | TraceLoadError | _Spans]:
         if isinstance(value, list):
             for i, item in enumerate(value):
                 yield from self._from_value(src, item, line, f"{pointer}/{i}", offset)
@@ -266,7 +289,9 @@ class OtelLogsImporter(Importer):
         if key is None:
             if _is_sdk_record(value):
                 yield _sdk_record(value, pointer)
-            return  # spans or metrics written beside the logs, an ITBench line of another path
+            elif inner is None and any(k in value for k in SPANS_KEYS):
+                yield _Spans(line, pointer)
+            return  # metrics written beside the logs, an ITBench line of another path
         bad: list[str] = []
         try:
             yield from log_records(value[key], key, line, pointer, bad)

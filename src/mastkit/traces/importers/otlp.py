@@ -88,6 +88,7 @@ from mastkit.traces.importers._llm_spans import (
 )
 from mastkit.traces.importers._otlp import (
     LOGS_KEYS,
+    SPANS_KEYS,
     LogRecord,
     attributes,
     choice_messages,
@@ -409,11 +410,15 @@ class OtlpImporter(Importer):
             rec = rec[0]
         if not isinstance(rec, dict):
             return 0.0
-        if "resourceSpans" in rec or "resource_spans" in rec:
+        if any(k in rec for k in SPANS_KEYS):
             return 0.95
         if any(k in rec for k in LOGS_KEYS):  # logs first, spans later in the same file: the spans' file
             head = src.head_text
-            return 0.9 if '"resourceSpans"' in head or '"resource_spans"' in head else 0.0
+            if '"resourceSpans"' in head or '"resource_spans"' in head:
+                return 0.9
+            # Spans may still come past the head: otel_logs reads the file first and fails, before
+            # it yields anything, when it meets them; then the loader tries this importer next.
+            return 0.3 if src.json_shape in ("jsonl", "array") else 0.0
         if _is_batches(rec.get("batches")):
             return 0.9
         if _is_jaeger(rec):
