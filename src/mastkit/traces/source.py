@@ -45,6 +45,7 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 
+_PATH_TYPE = type(Path())
 _BOM_FIRST_BYTES = frozenset(bom[0] for bom, _enc in _BOMS)
 
 
@@ -77,7 +78,7 @@ class Source:
     """One input path (file or folder) and its cached views."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path = path if type(path) is _PATH_TYPE else Path(path)  # a walk hands over Paths
         try:  # one stat for existence, kind and size
             st = os.stat(self.path)
         except (OSError, ValueError):
