@@ -627,14 +627,14 @@ def test_an_unreadable_span_is_reported_and_the_rest_loads(tmp_path: Path) -> No
     assert [len(t.events) for t in traces] == [2]
     assert [(e.line, e.reason) for e in errors] == [
         (2, f"span at {spans}/1 is not an object"),
-        (3, f"span at {spans}/0 is not an object (and 1 other unreadable span)"),
+        (3, f"span at {spans}/0 is not an object (and 1 other unreadable record)"),
     ]
     three = tmp_path / "three.json"
     three.write_text(json.dumps([_req(_sp("00000000000000a1")), _req("oops", 8, None)]))
     traces, errors = _load(three)
     assert len(traces) == 1
     assert [e.reason for e in errors] == [
-        f"item 1: span at /1{spans}/0 is not an object (and 2 other unreadable spans)"
+        f"item 1: span at /1{spans}/0 is not an object (and 2 other unreadable records)"
     ]
     # a record whose structure is wrong is one error: its spans (readable or not) are not loaded
     broken = _req("oops")

@@ -514,7 +514,7 @@ class OtlpImporter(Importer):
         if bad and not got:
             more = len(bad) - 1
             if more:
-                raise FormatError(f"{bad[0]} (and {more} other unreadable span{'s' if more > 1 else ''})")
+                raise FormatError(f"{bad[0]} (and {more} other unreadable record{'s' if more > 1 else ''})")
             raise FormatError(bad[0])
         return got, bad
 
