@@ -82,6 +82,15 @@ def test_first_record_of_each_shape(tmp_path: Path) -> None:
     assert write(tmp_path, "d.log", b"hello").first_record is None
 
 
+def test_first_object_looks_into_a_list_record(tmp_path: Path) -> None:
+    assert write(tmp_path, "a.jsonl", b'{"x": 1}\n{"x": 2}\n').first_object == {"x": 1}
+    assert write(tmp_path, "b.json", b'[[{"x": 1}]]').first_object == {"x": 1}
+    assert write(tmp_path, "c.json", b'{"x": 1}').first_object == {"x": 1}
+    assert write(tmp_path, "d.json", b"[[1, 2]]").first_object is None
+    assert write(tmp_path, "e.json", b"[[]]").first_object is None
+    assert write(tmp_path, "f.log", b"hello").first_object is None
+
+
 def test_utf16_text_is_decoded(tmp_path: Path) -> None:
     src = write(tmp_path, "u.txt", "User: héllo\n".encode("utf-16"))
     assert not src.is_binary

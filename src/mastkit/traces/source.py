@@ -347,6 +347,16 @@ class Source:
             return None
         return None
 
+    @cached_property
+    def first_object(self) -> dict[str, Any] | None:
+        """The first record as an object: :attr:`first_record`, or its first element when that
+        record is a list (a JSONL line or array element holding several requests); None when it
+        is not an object."""
+        rec = self.first_record
+        if isinstance(rec, list) and rec:
+            rec = rec[0]
+        return rec if isinstance(rec, dict) else None
+
     # -- folders -------------------------------------------------------------------
 
     def children(self) -> list[Path]:

@@ -276,10 +276,8 @@ class OpenAIAgentsImporter(Importer):
     )
 
     def sniff(self, src: Source) -> float:
-        rec = src.first_record
-        if isinstance(rec, list) and rec:
-            rec = rec[0]
-        if not isinstance(rec, dict):
+        rec = src.first_object
+        if rec is None:
             return 0.0
         traces = rec.get("traces")
         if isinstance(traces, list) and traces and _obj(traces[0]) == "trace":

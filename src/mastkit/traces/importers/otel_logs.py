@@ -195,15 +195,15 @@ class OtelLogsImporter(Importer):
     )
 
     def sniff(self, src: Source) -> float:
-        rec = src.first_record
-        if isinstance(rec, list) and rec:
-            rec = rec[0]
-        if isinstance(rec, dict):
+        rec = src.first_object
+        if rec is not None:
             if any(k in rec for k in LOGS_KEYS) or _wrapped(rec) is not None:
                 head = src.head_text  # spans further in the file: the otlp importer reads it
                 return 0.5 if '"resourceSpans"' in head or '"resource_spans"' in head else 0.9
             return 0.0
-        if src.json_shape == "object" and rec is None:  # concatenated objects do not parse as one
+        if (
+            src.json_shape == "object" and src.first_record is None
+        ):  # concatenated objects do not parse as one
             head = src.head_text
             if ('"hrTime"' in head and '"instrumentationScope"' in head) or (
                 '"scopeMetrics"' in head and '"_rawAttributes"' in head

@@ -405,10 +405,8 @@ class OtlpImporter(Importer):
     # -- detection ------------------------------------------------------------------------------
 
     def sniff(self, src: Source) -> float:
-        rec = src.first_record
-        if isinstance(rec, list) and rec:
-            rec = rec[0]
-        if not isinstance(rec, dict):
+        rec = src.first_object
+        if rec is None:
             return 0.0
         if any(k in rec for k in SPANS_KEYS):
             return 0.95
