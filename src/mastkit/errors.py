@@ -9,6 +9,8 @@ the CLI turns these into messages and exit codes.
     MastkitError
     ├── TraceLoadError        a file or record could not be read as a trace
     │   └── UnknownFormatError    no importer recognised the input
+    ├── FormatError           raised inside an importer; the loader turns it into a TraceLoadError
+    │   └── NotThisFormat         the file turned out to belong to another importer
     ├── TaxonomyError         a taxonomy file is invalid
     └── MissingDependencyError    an optional extra is not installed
 """
@@ -53,6 +55,13 @@ class TraceLoadError(MastkitError):
         self.internal = internal
         super().__init__(self._message())
 
+    def __str__(self) -> str:  # from the attributes as they are now (the loader completes ``tried``)
+        return self._message()
+
+    def __reduce__(self) -> tuple[object, ...]:  # pickles whole, e.g. back from a worker process
+        fields = {"tried": self.tried, "line": self.line, "offset": self.offset, "internal": self.internal}
+        return (_rebuild, (type(self), (self.path, self.reason), fields))
+
     def _message(self) -> str:
         where = self.path
         if self.line is not None:
@@ -93,6 +102,18 @@ class FormatError(MastkitError):
         self.offset = offset
         super().__init__(reason)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), (self.reason,), {"line": self.line, "offset": self.offset}))
+
+
+class NotThisFormat(FormatError):
+    """Raised inside an importer that finds, past the head its format was chosen on, that the file
+    belongs to another format (say, trace spans further down a file of log records).
+
+    The loader then tries the next importer that claimed the file, and reports this reason only if
+    no other importer gave one.
+    """
+
 
 class TaxonomyError(MastkitError):
     """A taxonomy definition is invalid (duplicate codes, unknown category, bad file)."""
@@ -102,4 +123,14 @@ class MissingDependencyError(MastkitError):
     """An optional dependency is missing; the message names the extra to install."""
 
     def __init__(self, feature: str, extra: str) -> None:
+        self.feature = feature
+        self.extra = extra
         super().__init__(f"{feature} needs an optional dependency: pip install 'mastkit[{extra}]'")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.feature, self.extra))
+
+
+def _rebuild(cls: type[Exception], args: tuple[object, ...], kwargs: dict[str, object]) -> Exception:
+    """Unpickle an error whose constructor takes keyword-only arguments."""
+    return cls(*args, **kwargs)

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 import mastkit
-from mastkit.errors import FormatError, TraceLoadError, UnknownFormatError
+from mastkit.errors import FormatError, NotThisFormat, TraceLoadError, UnknownFormatError
 from mastkit.traces import iter_load, load_traces
 from mastkit.traces.model import Trace
 from mastkit.traces.registry import Importer, candidates, register, unregister
@@ -150,6 +150,52 @@ def test_format_error_falls_through_to_next_importer(tmp_path: Path) -> None:
         p = write(tmp_path / "picky.json", orjson.dumps(CHAT))
         (t,) = load_traces(p)
         assert t.source_format == "chat_messages"
+
+
+def _failing(name: str, score: float, exc: FormatError) -> type[Importer]:
+    """A throwaway importer that claims ``*.zzfail`` files at ``score`` and then raises ``exc``."""
+
+    class _Failing(Importer):
+        def sniff(self, src: Source) -> float:
+            return score if src.path.suffix == ".zzfail" else 0.0
+
+        def load(self, src: Source) -> Iterator[mastkit.Trace | TraceLoadError]:
+            raise exc
+
+    _Failing.name = name
+    return _Failing
+
+
+def test_when_every_claim_fails_the_most_confident_reason_is_reported(tmp_path: Path) -> None:
+    """The reason of the importer that claimed the file best, not of the last one tried; an
+    importer that found the file to be another format's gives its reason only when nobody else did."""
+    p = write(tmp_path / "x.zzfail", "zz\n")
+    sure = _failing("zz_sure_test", 0.85, FormatError("no widgets in the file", line=3))
+    unsure = _failing("zz_unsure_test", 0.2, FormatError("no gadgets found"))
+    handing_on = _failing("zz_handing_on_test", 0.9, NotThisFormat("gadgets further down: not mine"))
+    with _registered(sure), _registered(unsure):
+        (err,) = errors_of(p)
+        assert (err.reason, err.line, err.tried) == (
+            "no widgets in the file",
+            3,
+            ["zz_sure_test", "zz_unsure_test"],
+        )
+        assert str(err).endswith("no widgets in the file [tried: zz_sure_test, zz_unsure_test]")
+        with _registered(handing_on):
+            (err,) = errors_of(p)
+            assert err.reason == "no widgets in the file"
+            assert err.tried == ["zz_handing_on_test", "zz_sure_test", "zz_unsure_test"]
+    with _registered(handing_on):
+        (err,) = errors_of(p)
+        assert err.reason == "gadgets further down: not mine" and err.tried == ["zz_handing_on_test"]
+
+
+def test_a_bad_record_names_the_importer_that_read_the_file(tmp_path: Path) -> None:
+    """Per-record errors come from the importer; the loader adds its name, and the message says it."""
+    p = write(tmp_path / "runs.jsonl", orjson.dumps(CHAT) + b"\n{not json\n")
+    (err,) = errors_of(p)
+    assert err.tried == ["chat_messages"]
+    assert str(err).startswith(f"{p}:2: invalid JSON") and str(err).endswith("[tried: chat_messages]")
 
 
 def test_unknown_format_error_type(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from mastkit.errors import FormatError, TraceLoadError, UnknownFormatError
+from mastkit.errors import FormatError, NotThisFormat, TraceLoadError, UnknownFormatError
 from mastkit.traces.model import Trace
 from mastkit.traces.registry import Importer, candidates, consumers, get_importer
 from mastkit.traces.source import Source
@@ -122,7 +122,11 @@ def iter_source(src: Source, format: str | None = None) -> Iterator[Trace | Trac
             yield _unknown(src)
             return
     tried: list[str] = []
-    last: TraceLoadError | None = None
+    # When every importer fails, the file's error is the reason the most confident claim gave (the
+    # candidates come best first), not the last-resort one's; a "this file is another format's"
+    # reason is kept only when no importer gave another.
+    reported: TraceLoadError | None = None
+    handed_on: TraceLoadError | None = None
     for imp in imps:
         tried.append(imp.name)
         produced = 0
@@ -132,16 +136,21 @@ def iter_source(src: Source, format: str | None = None) -> Iterator[Trace | Trac
                 yield item
             if produced:
                 return
-            last = TraceLoadError(path, f"{imp.name}: no trace found in the file", tried=list(tried))
+            err = TraceLoadError(path, f"{imp.name}: no trace found in the file", tried=list(tried))
         except Exception as exc:
             err = _as_error(exc, path, list(tried))
             if produced:
                 # Part of the file loaded: report the rest as an error, do not try other formats.
                 yield err
                 return
-            last = err
+            if isinstance(exc, NotThisFormat):
+                handed_on = handed_on or err
+                continue
             if err.internal:
+                reported = err  # a bug in mastkit: say so, and try no other format
                 break
+        reported = reported or err
+    last = reported or handed_on
     assert last is not None
     last.tried = tried
     yield last

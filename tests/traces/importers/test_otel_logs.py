@@ -338,6 +338,16 @@ def _write(tmp_path: Path, *lines: dict[str, Any]) -> Path:
     return path
 
 
+def test_logs_with_no_records_say_so(tmp_path: Path) -> None:
+    """The otlp importer is tried after otel_logs on a file of logs requests; when both fail, the
+    reason given is otel_logs' (the format the file claimed to be), not otlp's."""
+    path = _write(tmp_path, _request(), {"resourceLogs": []})
+    traces, errors = _load(path)
+    assert traces == []
+    (err,) = errors
+    assert (err.reason, err.tried) == ("no log records found", ["otel_logs", "otlp"])
+
+
 def test_equal_times_keep_file_order_across_requests(tmp_path: Path) -> None:
     def rec(n: int) -> dict[str, Any]:
         attrs = {"event.name": "x.step", "session.id": "s", "n": n}

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from mastkit.errors import FormatError, TraceLoadError
+from mastkit.errors import FormatError, NotThisFormat, TraceLoadError
 from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, source_ref
 from mastkit.traces.importers._llm_spans import Msg, SeenContext, as_text, maybe_json, sval
 from mastkit.traces.importers._otlp import (
@@ -221,7 +221,7 @@ class OtelLogsImporter(Importer):
                 # Spans past the head the sniffers saw: the file is the otlp importer's (it reads
                 # log records too, joined to their spans). Failing before yielding anything lets
                 # the loader try it next; going on would drop the spans.
-                raise FormatError(
+                raise NotThisFormat(
                     f"the file holds trace spans too ({item.where}), beyond the head read to choose "
                     "its format: it is read by the otlp importer, which joins log records to spans",
                     line=item.line,
