@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from mastkit.errors import TraceLoadError
@@ -157,6 +158,57 @@ def test_workspace_from_stdout_log_and_partial_recall() -> None:
     t = _one(FIX / "itbench_workspace" / "7" / "2", "codex_workspace")
     assert t.outcome is not None and t.outcome.score == 0.5 and t.outcome.success is False
     assert t.kind_counts()["tool_call"] == 4
+
+
+def _telemetry_workspace(tmp_path: Path, telemetry: str) -> Path:
+    """An ITBench trial folder whose only trace is Codex's OTLP logs (``--collect-traces``)."""
+    ws = tmp_path / "5" / "3"
+    (ws / "traces").mkdir(parents=True)
+    for name in ("AGENTS.md", "judge_output.json"):
+        shutil.copy(FIX / "itbench_workspace" / "7" / "2" / name, ws / name)
+    (ws / "traces" / "traces.jsonl").write_text(telemetry)
+    return ws
+
+
+def test_workspace_from_telemetry_when_nothing_else_is_there(tmp_path: Path) -> None:
+    """No rollout and no exec stream: the events come from traces/traces.jsonl, one segment per
+    conversation the harness ran (a resume starts a new one), in time order."""
+    first = (FIX.parent / "otel_logs" / "codex_otlp_logs.jsonl").read_text()
+    conv = "019bc26a-8a6c-7f43-8605-0aa1c35bd7f8"
+    assert conv in first and "2026-01-15T11:" in first
+    resumed = first.replace(conv, "019bc26a-ffff-7f43-8605-0aa1c35bd7f8").replace(
+        "2026-01-15T11:", "2026-01-15T12:"
+    )
+    ws = _telemetry_workspace(tmp_path, resumed + first)
+    t = _one(ws, "codex_workspace")
+    assert t.trace_id == "5/3" and t.framework == "codex" and t.model == "openai/gpt-5.1"
+    assert t.source_paths[0] == str(ws / "traces" / "traces.jsonl")
+    assert t.outcome is not None and t.outcome.score == 0.5  # judge_output.json still read
+    assert t.task is not None and t.task.startswith((ws / "AGENTS.md").read_text())
+    one = _one(FIX.parent / "otel_logs" / "codex_otlp_logs.jsonl", "otel_logs")
+    assert len(t.events) == 2 * len(one.events)
+    assert [e.seq for e in t.events] == list(range(len(t.events)))
+    assert [e.segment for e in t.events] == [0] * len(one.events) + [1] * len(one.events)
+    assert [e.content for e in t.events[: len(one.events)]] == [e.content for e in one.events]
+    assert [x["trace_id"] for x in t.extra["telemetry"]] == [
+        one.trace_id,
+        "019bc26a-ffff-7f43-8605-0aa1c35bd7f8",
+    ]
+
+
+def test_workspace_telemetry_errors_name_the_file(tmp_path: Path) -> None:
+    ws = _telemetry_workspace(tmp_path, '{"timestamp": "x", "path": "/v1/metrics", "data": {}}\n')
+    (err,) = [x for x in iter_load(ws) if isinstance(x, TraceLoadError)]
+    assert err.path == str(ws / "traces" / "traces.jsonl") and err.reason == "no log records found"
+    assert err.tried == ["codex_workspace"]
+
+
+def test_agents_md_beside_telemetry_alone_is_not_a_workspace(tmp_path: Path) -> None:
+    """Many projects have an AGENTS.md; without an ITBench output file, the telemetry loads alone."""
+    ws = _telemetry_workspace(tmp_path, (FIX.parent / "otel_logs" / "codex_otlp_logs.jsonl").read_text())
+    (ws / "judge_output.json").unlink()
+    assert get_importer("codex_workspace").sniff(Source(ws)) == 0.0
+    assert [t.source_format for t in load_traces(ws)] == ["otel_logs"]
 
 
 def test_walking_the_parent_folder_finds_both_workspaces() -> None:

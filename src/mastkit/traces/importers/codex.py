@@ -22,8 +22,9 @@ Three inputs are read:
   flagged ``is_copied_context``), ``AGENTS.md`` (system prompt), ``agent_output.json`` (the
   diagnosis: ``Outcome.final_output`` and a final ``artifact`` event), ``judge_output.json``
   (``Outcome.metrics`` = ``flat_scores``; ``score`` = root-cause entity recall; ``success`` when
-  that recall reaches :data:`SUCCESS_RECALL` - ITBench's pass@1 criterion) and ``traces/stdout.log``
-  (the exec stream, used only when there is no rollout).
+  that recall reaches :data:`SUCCESS_RECALL` - ITBench's pass@1 criterion), ``traces/stdout.log``
+  (the exec stream, used only when there is no rollout) and ``traces/traces.jsonl`` (Codex's OTLP
+  log records, read by the ``otel_logs`` importer when there is neither).
 
 Mapping: ``response_item`` is the event stream; ``event_msg`` mirrors of messages and reasoning are
 dropped (counted in ``Trace.extra``) unless no response item carries the same text. A
@@ -59,7 +60,7 @@ from mastkit.traces._build import (
     usage_from,
 )
 from mastkit.traces.model import Event, Outcome, SourceRef, Termination, ToolCall, ToolResult, Trace, Usage
-from mastkit.traces.registry import Importer, register
+from mastkit.traces.registry import Importer, get_importer, register
 from mastkit.traces.source import Source
 
 MAIN_ACTOR = "codex"
@@ -1499,6 +1500,41 @@ def _read_text(path: Path) -> str | None:
 
 
 _WS_MARKERS = ("agent_output.json", "judge_output.json", "agent_remediation.json")
+_WS_TRACES = ("traces/stdout.log", "traces/traces.jsonl")  # the exec stream; Codex's OTLP logs
+
+
+def _telemetry_trace(importer_name: str, folder: Path, path: Path) -> Iterator[Trace | TraceLoadError]:
+    """The workspace's events from Codex's OTLP log records (``--collect-traces``), read by the
+    ``otel_logs`` importer: one trace per conversation there (the harness may resume the agent),
+    joined in time order, ``segment`` = conversation index. The source of last resort: these
+    records carry less than a rollout or the exec stream."""
+    parts: list[Trace] = []
+    try:
+        for item in get_importer("otel_logs").load(Source(path)):
+            if isinstance(item, Trace):
+                parts.append(item)
+            else:
+                yield item
+    except FormatError as exc:  # the file's own error, not the folder's
+        raise TraceLoadError(path, exc.reason, line=exc.line, offset=exc.offset) from exc
+    if not parts:
+        raise TraceLoadError(path, "no log records found")
+    parts.sort(key=lambda t: (t.started_at is None, t.started_at or datetime.min.replace(tzinfo=UTC)))
+    b = TraceBuilder(importer_name, folder)
+    for segment, part in enumerate(parts):
+        for ev in part.events:
+            ev.seq, ev.segment = len(b.events), segment
+            b.events.append(ev)
+    usages = [t.usage for t in parts if t.usage is not None]
+    models = [t.model for t in parts if t.model]
+    yield b.build(
+        framework=parts[0].framework,
+        model=models[0] if models else None,
+        termination=parts[-1].termination,
+        outcome=parts[-1].outcome,
+        usage=sum(usages[1:], usages[0]) if usages else None,
+        extra={"telemetry": [{"trace_id": t.trace_id, **t.extra} for t in parts]},
+    )
 
 
 @register
@@ -1529,14 +1565,17 @@ class CodexWorkspaceImporter(Importer):
             raise FormatError("not a folder")
         rollouts = _rollout_files(folder)
         trace_id = f"{folder.parent.name}/{folder.name}"
-        stdout_log = folder / "traces" / "stdout.log"
+        stdout_log, telemetry = (folder / t for t in _WS_TRACES)
         if rollouts:
             b, st = _rollout_trace(self.name, rollouts, source_path=folder, trace_id=trace_id)
             yield from st.errors
             fields = _trace_fields(st)
             source_paths = [str(p) for p in rollouts]
-        elif stdout_log.is_file():
-            produced = list(load_exec_stream(self.name, stdout_log, trace_id=trace_id))
+        elif stdout_log.is_file() or telemetry.is_file():
+            if stdout_log.is_file():
+                produced = list(load_exec_stream(self.name, stdout_log, trace_id=trace_id))
+            else:
+                produced = list(_telemetry_trace(self.name, folder, telemetry))
             yield from (x for x in produced if isinstance(x, TraceLoadError))
             exec_traces = [x for x in produced if isinstance(x, Trace)]
             if not exec_traces:
@@ -1548,9 +1587,11 @@ class CodexWorkspaceImporter(Importer):
                 k: getattr(t, k) for k in ("framework", "termination", "outcome", "usage", "extra", "model")
             }
             st = None
-            source_paths = [str(stdout_log)]
+            source_paths = [str(stdout_log if stdout_log.is_file() else telemetry)]
         else:
-            raise FormatError("workspace has no sessions/**/rollout-*.jsonl and no traces/stdout.log")
+            raise FormatError(
+                "workspace has no sessions/**/rollout-*.jsonl, no traces/stdout.log and no traces/traces.jsonl"
+            )
         raw: dict[str, Any] = dict(fields.get("raw") or {})
         agents_md = _read_text(folder / "AGENTS.md")
         if agents_md:
