@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from conftest import sqlite_file
 from mastkit.errors import FormatError
 from mastkit.traces import source as source_module
-from mastkit.traces.source import Source
+from mastkit.traces.source import HEAD_BYTES, Source
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> Source:
@@ -73,6 +73,21 @@ def test_json_shape_from_bytes_agrees_with_the_text_view(
     shape = Source(path).json_shape
     expected = _shape_by_text(Source(path))
     assert (shape if shape in ("array", "none") else "object-or-jsonl") == expected
+
+
+@pytest.mark.parametrize("size", [0, 1, 5_000, HEAD_BYTES - 1, HEAD_BYTES, HEAD_BYTES + 1, 3 * HEAD_BYTES])
+@pytest.mark.parametrize("grown", [0, 1, 2 * HEAD_BYTES])
+def test_head_is_the_first_64k_even_of_a_file_that_grew(tmp_path: Path, size: int, grown: int) -> None:
+    """The head is read to the size the stat gave; bytes written after the stat are read too, up to
+    the head's limit (a log still being written)."""
+    data = bytes(range(256)) * ((size + grown) // 256 + 1)
+    path = tmp_path / "f.bin"
+    path.write_bytes(data[:size])
+    src = Source(path)
+    with path.open("ab") as fh:
+        fh.write(data[size : size + grown])
+    assert src.head == data[: min(size + grown, HEAD_BYTES)]
+    assert src.size == size
 
 
 def test_first_record_of_each_shape(tmp_path: Path) -> None:

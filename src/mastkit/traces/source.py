@@ -24,6 +24,7 @@ from mastkit._util.jsonstream import iter_json_array, iter_jsonl, loads, open_li
 from mastkit.errors import FormatError
 
 HEAD_BYTES = 64 * 1024
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)  # O_BINARY: Windows only
 WHOLE_FILE_LIMIT = 256 * 1024 * 1024
 """Above this size a JSON file is only streamed (JSONL lines or array elements), never parsed whole."""
 
@@ -107,8 +108,18 @@ class Source:
         """The first 64 KiB of the file (empty for folders)."""
         if self.is_dir:
             return b""
-        with open(self.path, "rb") as fh:
-            return fh.read(HEAD_BYTES)
+        # Ask for the size the stat gave (+1, to see a file that grew since), not 64 KiB: a small
+        # file's head is then one buffer of its own size, not a 64 KiB one shrunk (Who&When's 184
+        # heads: 4.3 -> 2.6 ms). Unbuffered: the head is the only read.
+        want = min(self._size + 1, HEAD_BYTES)
+        fd = os.open(self.path, _READ_FLAGS)
+        try:
+            data = os.read(fd, want)
+            if len(data) == want < HEAD_BYTES:  # it grew since the stat: read on to the full head
+                data += os.read(fd, HEAD_BYTES - want)
+        finally:
+            os.close(fd)
+        return data
 
     @cached_property
     def name(self) -> str:

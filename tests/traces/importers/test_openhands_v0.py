@@ -394,16 +394,21 @@ def test_pickles_and_settings_are_never_opened(tmp_path: Path, monkeypatch: pyte
     (conv / "conversation_stats.pkl").write_bytes(b"\x80\x04\x95 not for reading")
     (conv / "init.json").write_text('{"llm_api_key": "**********"}')
     opened: list[str] = []
-    real_open = builtins.open
+    real_open, real_os_open = builtins.open, os.open
 
     def spy(file: Any, *args: Any, **kwargs: Any) -> Any:
         opened.append(str(file))
         return real_open(file, *args, **kwargs)
 
+    def os_spy(file: Any, *args: Any, **kwargs: Any) -> Any:  # file heads are read with os.open
+        opened.append(str(file))
+        return real_os_open(file, *args, **kwargs)
+
     def refuse(*_args: Any, **_kwargs: Any) -> Any:
         raise AssertionError("a pickle was loaded")
 
     monkeypatch.setattr(builtins, "open", spy)
+    monkeypatch.setattr(os, "open", os_spy)
     monkeypatch.setattr(pickle, "load", refuse)
     monkeypatch.setattr(pickle, "loads", refuse)
     traces, errors = _split(list(iter_load(tmp_path)))
