@@ -1161,6 +1161,23 @@ def test_genai_log_events_join_their_span(tmp_path: Path, logs_first: bool, even
     _roundtrip(t)
 
 
+def test_a_text_body_reads_the_same_with_or_without_its_span(tmp_path: Path) -> None:
+    """A GenAI event whose body is plain text (not a key-value list) is its message's content,
+    whether the otlp importer joins it to its span or otel_logs reads it alone."""
+    logs = _genai_logs_line(event_name_field=True)
+    logs["resourceLogs"][0]["scopeLogs"][0]["logRecords"][1]["body"] = {"stringValue": "Weather in Oslo?"}
+    both, alone = tmp_path / "collector.jsonl", tmp_path / "logs.jsonl"
+    both.write_text(json.dumps(_genai_span_line()) + "\n" + json.dumps(logs) + "\n")
+    alone.write_text(json.dumps(logs) + "\n")
+    for path, fmt in ((both, "otlp"), (alone, "otel_logs")):
+        traces, errors = _load(path)
+        assert errors == []
+        (t,) = traces
+        assert t.source_format == fmt
+        user = [e.content for e in t.events if e.kind == "message" and e.role == "user"]
+        assert user == ["Weather in Oslo?"], fmt
+
+
 def test_spans_past_the_sniffed_head_are_not_dropped(tmp_path: Path) -> None:
     """A collector file whose first lines are log records, with its spans further in than the head
     read to choose a format: otel_logs claims it, meets the spans, hands it back before yielding

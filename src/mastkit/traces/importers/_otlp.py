@@ -220,6 +220,15 @@ class LogRecord:
     line: int | None
     pointer: str
 
+    def as_span_event(self) -> tuple[str, datetime | None, dict[str, Any]]:
+        """The record as a span event ``(name, time, attributes)``, the way GenAI instrumentations
+        mean it: the body's fields (``content``, ``role``, ``message``, ...) over the attributes; a
+        text body is the event's ``content``."""
+        body = (
+            self.body if isinstance(self.body, dict) else {} if self.body is None else {"content": self.body}
+        )
+        return self.name, self.time, {**self.attrs, **body}
+
 
 _SCOPE_KEYS = {
     "spans": ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans"),

@@ -481,8 +481,7 @@ class _Mapping:
         """A GenAI event without its span: its messages, read as the ``otlp`` importer reads span
         events; history the trace already holds comes back flagged ``is_copied_context``; an
         operation-details event is also the model call, with its usage."""
-        body = r.body if isinstance(r.body, dict) else ({"content": r.body} if r.body is not None else {})
-        event = [(r.name, r.time, {**r.attrs, **body})]
+        event = [r.as_span_event()]
         if r.name == _OPERATION_DETAILS:
             self.b.add(
                 "llm_call", actor=self.actor, model=model, usage=genai_usage(r.attrs), subtype=r.name, **base

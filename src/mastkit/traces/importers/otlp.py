@@ -228,10 +228,9 @@ class _Span:
 def _join_logs(groups: dict[str, list[_Span]], logs: list[LogRecord]) -> dict[str, list[LogRecord]]:
     """Log records written with the spans (OTel GenAI instrumentations emit the messages as log
     events: ``gen_ai.user.message``, ``gen_ai.choice``, ...) join the span they name as span events,
-    in file order: the body's fields (``content``, ``role``, ``message``, ...) over the attributes, so
-    they are read as span events are. Returns the records of each trace, which keeps them whole.
-    A record naming no span of the file is kept by its trace, or left out when the file has no
-    span of its trace (see the format notes)."""
+    in file order (:meth:`LogRecord.as_span_event`), so they are read as span events are. Returns
+    the records of each trace, which keeps them whole. A record naming no span of the file is kept
+    by its trace, or left out when the file has no span of its trace (see the format notes)."""
     by_id: dict[tuple[str, str], _Span] = {}
     for tid, group in groups.items():
         for s in group:
@@ -243,8 +242,7 @@ def _join_logs(groups: dict[str, list[_Span]], logs: list[LogRecord]) -> dict[st
         out.setdefault(r.trace_id, []).append(r)
         span = by_id.get((r.trace_id, r.span_id)) if r.span_id else None
         if span is not None:
-            body = r.body if isinstance(r.body, dict) else ({"body": r.body} if r.body is not None else {})
-            span.events.append((r.name, r.time, {**r.attrs, **body}))
+            span.events.append(r.as_span_event())
     return out
 
 
