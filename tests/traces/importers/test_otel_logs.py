@@ -422,6 +422,7 @@ def test_genai_events_read_as_otlp_reads_them(tmp_path: Path) -> None:
             "traceId": tid,
             "attributes": {
                 "gen_ai.request.model": "gpt-4o",
+                "gen_ai.response.model": "gpt-4o-2024-08-06",
                 "gen_ai.usage.input_tokens": 80,
                 "gen_ai.usage.cache_read.input_tokens": 64,
                 "gen_ai.output.messages": json.dumps(
@@ -442,4 +443,6 @@ def test_genai_events_read_as_otlp_reads_them(tmp_path: Path) -> None:
     )
     llm = t.events[5]
     assert llm.usage is not None and (llm.usage.input_tokens, llm.usage.cached_input_tokens) == (80, 64)
+    assert llm.model == t.model == "gpt-4o-2024-08-06"  # the model that answered, as otlp reads it
+    assert t.extra["models"] == ["gpt-4o-2024-08-06"]
     assert t.events[6].content == "4 C and rain."

@@ -360,11 +360,15 @@ class _Mapping:
             "source": source_ref(line=r.line, pointer=r.pointer or None),
             "raw": r.raw,
         }
-        model = sval(a.get("model")) or sval(a.get("gen_ai.request.model"))
+        model = (
+            sval(a.get("model"))
+            or sval(a.get("gen_ai.response.model"))
+            or sval(a.get("gen_ai.request.model"))
+        )
         prefix, _, short = r.name.partition(".")
         if prefix not in _CLIS:
             short = r.name
-        if model and short in ("api_request", "api_response"):
+        if model and short in ("api_request", "api_response", _OPERATION_DETAILS):  # the model calls
             self.models.add(model)
         if short == "user_prompt":
             text = sval(a.get("prompt"))
