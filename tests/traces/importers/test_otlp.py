@@ -14,6 +14,7 @@ from conftest import load_split, shared_path
 from mastkit import load_traces
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces.importers._otlp import any_value, hex_id
+from mastkit.traces.importers.otel_logs import OtelLogsImporter
 from mastkit.traces.importers.otlp import OtlpImporter
 from mastkit.traces.model import Trace
 from mastkit.traces.source import HEAD_BYTES, Source
@@ -1138,6 +1139,8 @@ def test_genai_log_events_join_their_span(tmp_path: Path, logs_first: bool, even
         lines.reverse()
     path = tmp_path / "collector.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    if logs_first:  # spans in the head: otlp claims the file over otel_logs, which never reads it
+        assert (OtlpImporter().sniff(Source(path)), OtelLogsImporter().sniff(Source(path))) == (0.9, 0.5)
     traces, errors = _load(path)
     assert errors == []
     (t,) = traces

@@ -31,6 +31,13 @@ LOGS_KEYS = ("resourceLogs", "resource_logs")
 """The key of an ``ExportLogsServiceRequest`` (camelCase OTLP/JSON, snake_case protobuf JSON)."""
 SPANS_KEYS = ("resourceSpans", "resource_spans")
 """The key of an ``ExportTraceServiceRequest``, the same two ways."""
+_SPANS_KEYS_QUOTED = tuple(f'"{k}"' for k in SPANS_KEYS)
+
+
+def holds_spans(text: str) -> bool:
+    """Whether JSON text (a file's head) holds a traces request's key, wherever it is."""
+    return any(k in text for k in _SPANS_KEYS_QUOTED)
+
 
 # Attribute values that are whole JSON documents: never flattened.
 KEEP_WHOLE = frozenset(
@@ -208,7 +215,6 @@ class LogRecord:
     name: str
     time: datetime | None
     """``timeUnixNano``, else ``observedTimeUnixNano``."""
-    severity: str | None
     body: Any
     """The decoded ``AnyValue``: text, or a dict for a structured body (GenAI events)."""
     attrs: dict[str, Any]
@@ -293,12 +299,10 @@ def log_record(
 ) -> LogRecord:
     """One decoded record (see :class:`LogRecord`)."""
     attrs = attributes(rec.get("attributes"))
-    severity = first(rec, "severityText", "severity_text")
     return LogRecord(
         name=event_name(first(rec, "eventName", "event_name"), attrs),
         time=parse_ts(first(rec, "timeUnixNano", "time_unix_nano"))
         or parse_ts(first(rec, "observedTimeUnixNano", "observed_time_unix_nano")),
-        severity=severity if isinstance(severity, str) and severity else None,
         body=any_value(rec.get("body")),
         attrs=attrs,
         trace_id=hex_id(first(rec, "traceId", "trace_id")),

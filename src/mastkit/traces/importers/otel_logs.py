@@ -69,6 +69,7 @@ from mastkit.traces.importers._otlp import (
     event_name,
     flag,
     genai_usage,
+    holds_spans,
     log_records,
     number,
 )
@@ -150,7 +151,6 @@ def _sdk_record(obj: dict[str, Any], pointer: str) -> LogRecord:
     return LogRecord(
         name=event_name(obj.get("_eventName"), attrs),
         time=_hr_time(obj.get("hrTime")) or _hr_time(obj.get("hrTimeObserved")),
-        severity=sval(obj.get("_severityText") or obj.get("severityText")),
         body=body,
         attrs=attrs,
         trace_id=sval(ctx.get("traceId")),
@@ -198,8 +198,7 @@ class OtelLogsImporter(Importer):
         rec = src.first_object
         if rec is not None:
             if any(k in rec for k in LOGS_KEYS) or _wrapped(rec) is not None:
-                head = src.head_text  # spans further in the file: the otlp importer reads it
-                return 0.5 if '"resourceSpans"' in head or '"resource_spans"' in head else 0.9
+                return 0.5 if holds_spans(src.head_text) else 0.9  # spans too: the otlp importer's
             return 0.0
         if (
             src.json_shape == "object" and src.first_record is None

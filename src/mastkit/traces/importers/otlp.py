@@ -97,6 +97,7 @@ from mastkit.traces.importers._otlp import (
     flatten,
     genai_usage,
     hex_id,
+    holds_spans,
     indexed,
     log_records,
     number,
@@ -150,7 +151,7 @@ _TOOL_RESULT_KEYS = (
     "gcp.vertex.agent.tool_response", "ai.toolCall.result", "ai.toolCall.output", "langfuse.observation.output",
 )  # fmt: skip
 _GOAL_KEYS = ("user_goal", "goal", "task", "question", "query", "instruction")
-_REQUEST_KEYS = ("resourceSpans", "resource_spans", "batches")
+_REQUEST_KEYS = (*SPANS_KEYS, "batches")  # batches: OTLP/JSON before 0.9
 _NOT_TRACES = ("resourceMetrics", "resource_metrics")
 
 
@@ -244,21 +245,6 @@ def _join_logs(groups: dict[str, list[_Span]], logs: list[LogRecord]) -> dict[st
         if span is not None:
             span.events.append(r.as_span_event())
     return out
-
-
-def _jaeger_kv(values: Any) -> dict[str, Any]:
-    """Jaeger ``tags`` / log ``fields``: ``[{key, type, value}]`` -> flat attributes."""
-    out: dict[str, Any] = {}
-    if isinstance(values, list):
-        for kv in values:
-            if isinstance(kv, dict) and isinstance(kv.get("key"), str):
-                flatten(kv["key"], kv.get("value"), out)
-    return out
-
-
-def _micros(v: Any) -> float | None:
-    """A Jaeger µs time or duration; None unless a finite number (``"nan"``/``"inf"`` text included)."""
-    return number(v)
 
 
 def _is_jaeger(rec: dict[str, Any]) -> bool:
@@ -409,8 +395,7 @@ class OtlpImporter(Importer):
         if any(k in rec for k in SPANS_KEYS):
             return 0.95
         if any(k in rec for k in LOGS_KEYS):  # logs first, spans later in the same file: the spans' file
-            head = src.head_text
-            if '"resourceSpans"' in head or '"resource_spans"' in head:
+            if holds_spans(src.head_text):
                 return 0.9
             # Spans may still come past the head: otel_logs reads the file first and fails, before
             # it yields anything, when it meets them; then the loader tries this importer next.
@@ -588,10 +573,10 @@ class OtlpImporter(Importer):
             ptr = f"{pointer}/data/{i}/spans/{k}"
             if not isinstance(sp, dict):
                 raise FormatError(f"span at {ptr} is not an object")
-            tags = _jaeger_kv(sp.get("tags"))
+            tags = attributes(sp.get("tags"))
             proc = procs.get(str(sp.get("processID")))
             proc = proc if isinstance(proc, dict) else {}
-            resource = {"service.name": proc.get("serviceName"), **_jaeger_kv(proc.get("tags"))}
+            resource = {"service.name": proc.get("serviceName"), **attributes(proc.get("tags"))}
             scope_name = first(tags, "otel.scope.name", "otel.library.name")
             scope = {"name": scope_name} if scope_name else {}
             refs_v = sp.get("references")
@@ -600,8 +585,8 @@ class OtlpImporter(Importer):
                 (r.get("spanID") for r in refs if isinstance(r, dict) and r.get("refType") == "CHILD_OF"),
                 next((r.get("spanID") for r in refs if isinstance(r, dict)), sp.get("parentSpanID")),
             )
-            start = _micros(sp.get("startTime"))
-            duration = _micros(sp.get("duration")) or 0.0
+            start = number(sp.get("startTime"))
+            duration = number(sp.get("duration")) or 0.0
             code = str(tags.pop("otel.status_code", "")).upper()
             if not code and tags.get("error") in (True, "true"):
                 code = "ERROR"
@@ -610,8 +595,8 @@ class OtlpImporter(Importer):
             logs: list[Any] = logs_v if isinstance(logs_v, list) else []
             for log in logs:
                 if isinstance(log, dict):
-                    fields = _jaeger_kv(log.get("fields"))
-                    ts = _micros(log.get("timestamp"))
+                    fields = attributes(log.get("fields"))
+                    ts = number(log.get("timestamp"))
                     events.append(
                         {
                             "name": fields.pop("event", ""),
