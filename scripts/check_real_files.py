@@ -126,8 +126,8 @@ def load(path: Path) -> tuple[set[str], int, int, int]:
     for item in iter_load(path):
         if isinstance(item, TraceLoadError):
             errors += 1
-            if item.tried:  # the format that read the file and reported it
-                formats.add(item.tried[-1])
+            if item.importer:  # the format whose reason it is
+                formats.add(item.importer)
             continue
         formats.add(item.source_format)
         traces += 1

@@ -35,6 +35,8 @@ class TraceLoadError(MastkitError):
         offset: byte offset of the problem, when known.
         internal: True when the importer crashed with an unexpected exception
             (a bug in mastkit, not a problem with the file).
+        importer: the importer whose reason this is (with several tried, the most confident
+            claim's; see :func:`mastkit.traces.load.iter_source`).
     """
 
     def __init__(
@@ -46,6 +48,7 @@ class TraceLoadError(MastkitError):
         line: int | None = None,
         offset: int | None = None,
         internal: bool = False,
+        importer: str | None = None,
     ) -> None:
         self.path = str(path)
         self.reason = reason
@@ -53,16 +56,13 @@ class TraceLoadError(MastkitError):
         self.line = line
         self.offset = offset
         self.internal = internal
-        super().__init__(self._message())
+        self.importer = importer
+        # ``args`` are the positional arguments, so the default pickling rebuilds the error (the
+        # other fields come back from ``__dict__``); the message is made when asked, because the
+        # loader fills ``tried`` and ``importer`` in after the importer made the error.
+        super().__init__(self.path, reason)
 
-    def __str__(self) -> str:  # from the attributes as they are now (the loader completes ``tried``)
-        return self._message()
-
-    def __reduce__(self) -> tuple[object, ...]:  # pickles whole, e.g. back from a worker process
-        fields = {"tried": self.tried, "line": self.line, "offset": self.offset, "internal": self.internal}
-        return (_rebuild, (type(self), (self.path, self.reason), fields))
-
-    def _message(self) -> str:
+    def __str__(self) -> str:
         where = self.path
         if self.line is not None:
             where += f":{self.line}"
@@ -70,7 +70,8 @@ class TraceLoadError(MastkitError):
             where += f" (byte {self.offset})"
         msg = f"{where}: {self.reason}"
         if self.tried:
-            msg += f" [tried: {', '.join(self.tried)}]"
+            by = f"; reason from {self.importer}" if self.importer and self.importer != self.tried[-1] else ""
+            msg += f" [tried: {', '.join(self.tried)}{by}]"
         return msg
 
     def to_dict(self) -> dict[str, object]:
@@ -82,6 +83,7 @@ class TraceLoadError(MastkitError):
             "line": self.line,
             "offset": self.offset,
             "internal": self.internal,
+            "importer": self.importer,
         }
 
 
@@ -101,9 +103,6 @@ class FormatError(MastkitError):
         self.line = line
         self.offset = offset
         super().__init__(reason)
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (type(self), (self.reason,), {"line": self.line, "offset": self.offset}))
 
 
 class NotThisFormat(FormatError):
@@ -125,12 +124,7 @@ class MissingDependencyError(MastkitError):
     def __init__(self, feature: str, extra: str) -> None:
         self.feature = feature
         self.extra = extra
-        super().__init__(f"{feature} needs an optional dependency: pip install 'mastkit[{extra}]'")
+        super().__init__(feature, extra)  # the constructor's arguments: pickles by default
 
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.feature, self.extra))
-
-
-def _rebuild(cls: type[Exception], args: tuple[object, ...], kwargs: dict[str, object]) -> Exception:
-    """Unpickle an error whose constructor takes keyword-only arguments."""
-    return cls(*args, **kwargs)
+    def __str__(self) -> str:
+        return f"{self.feature} needs an optional dependency: pip install 'mastkit[{self.extra}]'"

@@ -180,7 +180,10 @@ def test_when_every_claim_fails_the_most_confident_reason_is_reported(tmp_path: 
             3,
             ["zz_sure_test", "zz_unsure_test"],
         )
-        assert str(err).endswith("no widgets in the file [tried: zz_sure_test, zz_unsure_test]")
+        assert err.importer == "zz_sure_test"
+        assert str(err).endswith(
+            "no widgets in the file [tried: zz_sure_test, zz_unsure_test; reason from zz_sure_test]"
+        )
         with _registered(handing_on):
             (err,) = errors_of(p)
             assert err.reason == "no widgets in the file"
@@ -194,7 +197,7 @@ def test_a_bad_record_names_the_importer_that_read_the_file(tmp_path: Path) -> N
     """Per-record errors come from the importer; the loader adds its name, and the message says it."""
     p = write(tmp_path / "runs.jsonl", orjson.dumps(CHAT) + b"\n{not json\n")
     (err,) = errors_of(p)
-    assert err.tried == ["chat_messages"]
+    assert err.tried == ["chat_messages"] and err.importer == "chat_messages"
     assert str(err).startswith(f"{p}:2: invalid JSON") and str(err).endswith("[tried: chat_messages]")
 
 

@@ -98,7 +98,11 @@ class BudgetExceeded(MastkitError):
         self.spent_usd = spent_usd
         self.reserved_usd = reserved_usd
         self.estimate_usd = estimate_usd
-        super().__init__(
-            f"budget of ${max_usd:.4f} reached: ${spent_usd:.4f} spent, ${reserved_usd:.4f} reserved by calls "
-            f"in flight, next call estimated at ${estimate_usd:.4f} (raise the budget to continue)"
+        super().__init__(max_usd, spent_usd, reserved_usd, estimate_usd)  # pickles by default
+
+    def __str__(self) -> str:
+        return (
+            f"budget of ${self.max_usd:.4f} reached: ${self.spent_usd:.4f} spent, ${self.reserved_usd:.4f} "
+            f"reserved by calls in flight, next call estimated at ${self.estimate_usd:.4f} (raise the budget "
+            "to continue)"
         )

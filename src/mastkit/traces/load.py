@@ -71,8 +71,9 @@ def _as_error(exc: BaseException, path: Path, tried: list[str]) -> TraceLoadErro
 
 def _load_with(imp: Importer, src: Source, tried: list[str]) -> Iterator[Trace | TraceLoadError]:
     for item in imp.load(src):
-        if isinstance(item, TraceLoadError) and not item.tried:
-            item.tried = list(tried)
+        if isinstance(item, TraceLoadError):
+            item.tried = item.tried or list(tried)
+            item.importer = item.importer or imp.name
         yield item
 
 
@@ -136,9 +137,10 @@ def iter_source(src: Source, format: str | None = None) -> Iterator[Trace | Trac
                 yield item
             if produced:
                 return
-            err = TraceLoadError(path, f"{imp.name}: no trace found in the file", tried=list(tried))
+            err = TraceLoadError(path, f"{imp.name}: no trace found in the file", importer=imp.name)
         except Exception as exc:
             err = _as_error(exc, path, list(tried))
+            err.importer = err.importer or imp.name
             if produced:
                 # Part of the file loaded: report the rest as an error, do not try other formats.
                 yield err

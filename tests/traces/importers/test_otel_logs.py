@@ -345,7 +345,11 @@ def test_logs_with_no_records_say_so(tmp_path: Path) -> None:
     traces, errors = _load(path)
     assert traces == []
     (err,) = errors
-    assert (err.reason, err.tried) == ("no log records found", ["otel_logs", "otlp"])
+    assert (err.reason, err.tried, err.importer) == (
+        "no log records found",
+        ["otel_logs", "otlp"],
+        "otel_logs",
+    )
 
 
 def test_equal_times_keep_file_order_across_requests(tmp_path: Path) -> None:
