@@ -109,8 +109,8 @@ class Source:
         if self.is_dir:
             return b""
         # Ask for the size the stat gave (+1, to see a file that grew since), not 64 KiB: a small
-        # file's head is then one buffer of its own size, not a 64 KiB one shrunk (Who&When's 184
-        # heads: 4.3 -> 2.6 ms). Unbuffered: the head is the only read.
+        # file's head is then one buffer of its own size, not a 64 KiB one shrunk. Unbuffered: one
+        # read (a file over 64 KiB is read again whole by the importer that needs it).
         want = min(self._size + 1, HEAD_BYTES)
         fd = os.open(self.path, _READ_FLAGS)
         try:
