@@ -128,9 +128,7 @@ def test_with_cost_adds_a_numeric_cost_only() -> None:
     assert with_cost(None, None) is None
 
 
-def test_usage_from_reads_langfuse_usage_details() -> None:
-    # Langfuse's generic names come after the provider spellings, which win when both are present
-    assert usage_from({"input": 50, "output": 12, "total": 62, "input_cache_read": 40}) == Usage(
-        input_tokens=50, output_tokens=12, total_tokens=62, cached_input_tokens=40
-    )
-    assert usage_from({"prompt_tokens": 7, "input": 50}) == Usage(input_tokens=7)
+def test_usage_from_does_not_read_bare_input_output_keys() -> None:
+    """Some callers pass whole records (a LangSmith run, an OpenHands call), where ``input``,
+    ``output`` or ``total`` are no token counts: only Langfuse's usage reader maps those names."""
+    assert usage_from({"id": "r1", "input": 50, "output": 3, "total": 7}) is None

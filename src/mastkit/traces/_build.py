@@ -337,22 +337,13 @@ def usage_from(d: Any) -> Usage | None:
                 return v
         return None
 
-    # the last spellings (input, output, total, input_cache_read) are Langfuse's usage_details
-    inp = num(
-        "input_tokens",
-        "prompt_tokens",
-        "promptTokenCount",
-        "gen_ai.usage.input_tokens",
-        "tokens_sent",
-        "input",
-    )
+    inp = num("input_tokens", "prompt_tokens", "promptTokenCount", "gen_ai.usage.input_tokens", "tokens_sent")
     out = num(
         "output_tokens",
         "completion_tokens",
         "candidatesTokenCount",
         "gen_ai.usage.output_tokens",
         "tokens_received",
-        "output",
     )
     cached = num(
         "cached_input_tokens",
@@ -360,7 +351,6 @@ def usage_from(d: Any) -> Usage | None:
         "cache_read_tokens",
         "cachedContentTokenCount",
         "cached_tokens",
-        "input_cache_read",
     )
     details = d.get("prompt_tokens_details") or d.get("input_tokens_details")
     if cached is None and isinstance(details, dict):
@@ -377,7 +367,7 @@ def usage_from(d: Any) -> Usage | None:
         cached_input_tokens=_int(cached),
         cache_write_tokens=_int(num("cache_creation_input_tokens", "cache_write_tokens")),
         reasoning_tokens=_int(reasoning),
-        total_tokens=_int(num("total_tokens", "totalTokenCount", "total")),
+        total_tokens=_int(num("total_tokens", "totalTokenCount")),
         cost_usd=num("cost", "cost_usd", "total_cost"),
     )
     return None if usage.is_empty() else usage

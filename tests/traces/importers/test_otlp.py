@@ -13,7 +13,7 @@ import pytest
 from conftest import load_split, shared_path
 from mastkit import load_traces
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces.importers._otlp import any_value, hex_id
+from mastkit.traces.importers._otlp import any_value, genai_usage, hex_id
 from mastkit.traces.importers.otel_logs import OtelLogsImporter
 from mastkit.traces.importers.otlp import OtlpImporter
 from mastkit.traces.model import Trace
@@ -1218,3 +1218,15 @@ def test_log_records_of_no_span_in_the_file(tmp_path: Path) -> None:
     assert OtlpImporter().sniff(Source(only_logs)) == 0.0
     with pytest.raises(FormatError, match="only log records"):
         list(OtlpImporter().load(Source(only_logs)))
+
+
+def test_langfuse_usage_details_fill_what_the_attributes_leave() -> None:
+    details = json.dumps({"input": 50, "output": 12, "total": 62, "input_cache_read": 40})
+    usage = genai_usage({"langfuse.observation.usage_details": details, "gen_ai.usage.output_tokens": 9})
+    assert usage is not None
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.cached_input_tokens) == (
+        50,
+        9,
+        62,
+        40,
+    )

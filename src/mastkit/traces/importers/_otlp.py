@@ -391,6 +391,12 @@ def event_body(attrs: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
+_LANGFUSE_USAGE = {  # Langfuse's usage_details keys, in the spelling usage_from reads
+    "input": "input_tokens", "output": "output_tokens", "total": "total_tokens",
+    "input_cache_read": "cached_input_tokens",
+}  # fmt: skip
+
+
 def genai_usage(a: dict[str, Any]) -> Usage | None:
     def pick(*keys: str) -> int | None:
         for k in keys:
@@ -438,7 +444,10 @@ def genai_usage(a: dict[str, Any]) -> Usage | None:
         cost_usd=cost,
     )  # fmt: skip
     # Langfuse keeps token counts in one JSON attribute: they fill what the attributes above left unset
-    langfuse = usage_from(maybe_json(a.get("langfuse.observation.usage_details")))
+    details = maybe_json(a.get("langfuse.observation.usage_details"))
+    langfuse = usage_from(
+        {_LANGFUSE_USAGE.get(k, k): v for k, v in details.items()} if isinstance(details, dict) else None
+    )
     if langfuse is not None:
         usage = Usage(
             **{
