@@ -184,8 +184,10 @@ def test_workspace_from_telemetry_when_nothing_else_is_there(tmp_path: Path) -> 
     assert t.trace_id == "5/3" and t.framework == "codex" and t.model == "openai/gpt-5.1"
     assert t.source_paths[0] == str(ws / "traces" / "traces.jsonl")
     assert t.outcome is not None and t.outcome.score == 0.5  # judge_output.json still read
-    assert t.task is not None and t.task.startswith((ws / "AGENTS.md").read_text())
     one = _one(FIX.parent / "otel_logs" / "codex_otlp_logs.jsonl", "otel_logs")
+    assert one.task is not None and t.task == (ws / "AGENTS.md").read_text() + "\n\n" + one.task
+    assert one.started_at is not None and one.ended_at is not None
+    assert t.started_at == one.started_at and t.ended_at == one.ended_at.replace(hour=12)  # the resumed run
     assert len(t.events) == 2 * len(one.events)
     assert [e.seq for e in t.events] == list(range(len(t.events)))
     assert [e.segment for e in t.events] == [0] * len(one.events) + [1] * len(one.events)

@@ -1525,14 +1525,15 @@ def _telemetry_trace(importer_name: str, folder: Path, path: Path) -> Iterator[T
         for ev in part.events:
             ev.seq, ev.segment = len(b.events), segment
             b.events.append(ev)
-    usages = [t.usage for t in parts if t.usage is not None]
     models = [t.model for t in parts if t.model]
-    yield b.build(
+    starts = [t.started_at for t in parts if t.started_at is not None]
+    ends = [t.ended_at for t in parts if t.ended_at is not None]
+    yield b.build(  # otel_logs gives no termination, outcome or trace-level usage: nothing to join
         framework=parts[0].framework,
         model=models[0] if models else None,
-        termination=parts[-1].termination,
-        outcome=parts[-1].outcome,
-        usage=sum(usages[1:], usages[0]) if usages else None,
+        task=parts[0].task,
+        started_at=min(starts, default=None),
+        ended_at=max(ends, default=None),
         extra={"telemetry": [{"trace_id": t.trace_id, **t.extra} for t in parts]},
     )
 
@@ -1583,9 +1584,18 @@ class CodexWorkspaceImporter(Importer):
             t = exec_traces[0]
             b = TraceBuilder(self.name, folder, trace_id=trace_id)
             b.events = list(t.events)
-            fields = {
-                k: getattr(t, k) for k in ("framework", "termination", "outcome", "usage", "extra", "model")
-            }
+            keep = (
+                "framework",
+                "model",
+                "task",
+                "started_at",
+                "ended_at",
+                "termination",
+                "outcome",
+                "usage",
+                "extra",
+            )
+            fields = {k: getattr(t, k) for k in keep}
             st = None
             source_paths = [str(stdout_log if stdout_log.is_file() else telemetry)]
         else:
@@ -1596,7 +1606,7 @@ class CodexWorkspaceImporter(Importer):
         agents_md = _read_text(folder / "AGENTS.md")
         if agents_md:
             b.agent(MAIN_ACTOR, system_prompt=agents_md)
-            first = st.first_task if st is not None else None
+            first = st.first_task if st is not None else fields.get("task")
             fields["task"] = agents_md + ("\n\n" + first if first else "")
             source_paths.append(str(folder / "AGENTS.md"))
         outcome = fields.get("outcome") or Outcome()
