@@ -222,23 +222,19 @@ class Source:
         first = self._first_byte()
         if first is None:  # the text view decides (a UTF-16 file, odd whitespace before the JSON)
             head = self.head_text.lstrip()
-            if not head:
+            # "[2023-10-15 12:00 INFO] ..." is a log line, not an array.
+            if not head or head[0] not in "[{" or (head[0] == "[" and not _ARRAY_START.match(head)):
                 return "none"
-            if head[0] == "[":
-                # "[2023-10-15 12:00 INFO] ..." is a log line, not an array.
-                return "array" if _ARRAY_START.match(head) else "none"
-            if head[0] != "{":
-                return "none"
-        elif first == b"[":
-            return "array"
-        elif first != b"{":
+            first = head[0].encode()
+        elif first not in (b"[", b"{"):
             return "none"
+        one: JsonShape = "object" if first == b"{" else "array"
+        # One value per line (objects, or lists of them), or one (possibly pretty-printed) value?
         if self.suffixes.endswith((".jsonl", ".ndjson")) or self.name.endswith(".log"):
-            return "jsonl" if self._first_line_is_object() else "object"
-        # One object per line, or one (possibly pretty-printed) object?
-        if self._first_line_is_object() and self._looks_multi_line_jsonl():
+            return "jsonl" if self._first_line_is_value(one) else one
+        if self._first_line_is_value(one) and self._looks_multi_line_jsonl():
             return "jsonl"
-        return "object"
+        return one
 
     def _first_byte(self) -> bytes | None:
         """The head's first byte after UTF-8 BOMs and JSON whitespace, when that answers
@@ -259,7 +255,9 @@ class Source:
             return None if _ARRAY_START_BYTES.match(head, m.start()) is None else first
         return first if b"!" <= first <= b"~" else None
 
-    def _first_line_is_object(self) -> bool:
+    def _first_line_is_value(self, shape: JsonShape) -> bool:
+        """The head's first line is one whole JSON object (``shape`` "object") or list ("array")."""
+        kind, close = (dict, b"}") if shape == "object" else (list, b"]")
         head = self.head
         start = len(head) - len(head.lstrip(b"\xef\xbb\xbf \t\r\n"))
         nl = head.find(b"\n", start)
@@ -267,29 +265,29 @@ class Source:
         if self.size <= len(head) and (nl < 0 or _NOT_BYTES_SPACE.search(head, nl) is None):
             # The whole (small) file is one line: parse it once, as the document, and cache it.
             try:
-                return isinstance(self.json, dict)
+                return isinstance(self.json, kind)
             except FormatError:
                 return False
         first = first.strip()
         if len(first) >= HEAD_BYTES - 16:
             return True  # a very long first line; assume JSONL, checked when streamed
-        if first[-1:] != b"}":
-            return False  # "{" alone (pretty-printed JSON) or a cut-off line: not one object
+        if first[-1:] != close:
+            return False  # "{" alone (pretty-printed JSON) or a cut-off line: not one value
         try:
-            return isinstance(loads(first), dict)
+            return isinstance(loads(first), kind)
         except orjson.JSONDecodeError:
             return False
 
     def _looks_multi_line_jsonl(self) -> bool:
-        """The second non-blank line of the head starts with ``{`` (a single-line object is a
-        one-record JSON file unless the name says JSONL)."""
+        """The second non-blank line of the head starts with ``{`` or ``[`` (a single-line value is
+        a one-record JSON file unless the name says JSONL)."""
         head = self.head
         pos = head.find(b"\n", len(head) - len(head.lstrip(b"\xef\xbb\xbf \t\r\n")))
         while 0 <= pos < len(head):
             nxt = head.find(b"\n", pos + 1)
             line = head[pos + 1 : nxt if nxt >= 0 else len(head)].strip()
             if line:
-                return line.startswith(b"{")
+                return line.startswith((b"{", b"["))
             if nxt < 0:
                 break
             pos = nxt

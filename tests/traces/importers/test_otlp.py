@@ -1230,3 +1230,13 @@ def test_langfuse_usage_details_fill_what_the_attributes_leave() -> None:
         62,
         40,
     )
+
+
+def test_jsonl_of_request_lists(tmp_path: Path) -> None:
+    """A collector that writes each batch as a JSON list of requests, one list per line."""
+    a, b = _req(_sp("00000000000000a1")), _req(_sp("00000000000000a2", parent="00000000000000a1"))
+    path = tmp_path / "batches.json"
+    path.write_text(json.dumps([a]) + "\n" + json.dumps([b]) + "\n")
+    assert Source(path).json_shape == "jsonl"
+    (t,), errors = _load(path)
+    assert errors == [] and len(t.events) >= 2
