@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -327,6 +328,19 @@ def test_damaged_zstd_entry_is_a_reported_error(tmp_path: Path) -> None:
     [err] = list(iter_load(bad))
     assert isinstance(err, TraceLoadError) and not err.internal
     assert "header.json" in err.reason and "checksum" in err.reason  # zstd's own check, reported
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="zipfile reads zstd entries itself from 3.14")
+def test_zstd_entry_whose_crc_does_not_match_is_an_error(tmp_path: Path) -> None:
+    """The zstd stream is intact but the zip directory's CRC of the entry is not its content's."""
+    data = bytearray((FIX / "zstd_mixed_shapes.eval").read_bytes())
+    at = _zip_record(data, "header.json", central=True) + 16  # the entry's CRC-32
+    data[at] ^= 0xFF
+    bad = tmp_path / "crc.eval"
+    bad.write_bytes(bytes(data))
+    [err] = list(iter_load(bad))
+    assert isinstance(err, TraceLoadError) and not err.internal
+    assert "header.json" in err.reason and "CRC" in err.reason
 
 
 def _write_chunked(path: Path, header: dict[str, object], sample: dict[str, object], size: int) -> None:
