@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from mastkit.traces._build import TraceBuilder, make_event, source_ref, usage_from, with_cost
+from mastkit.errors import TraceLoadError
+from mastkit.traces._build import TraceBuilder, make_event, read_json_file, source_ref, usage_from, with_cost
 from mastkit.traces.model import Event, SourceRef, ToolCall, Trace, Usage
 
 
@@ -132,3 +134,17 @@ def test_usage_from_does_not_read_bare_input_output_keys() -> None:
     """Some callers pass whole records (a LangSmith run, an OpenHands call), where ``input``,
     ``output`` or ``total`` are no token counts: only Langfuse's usage reader maps those names."""
     assert usage_from({"id": "r1", "input": 50, "output": 3, "total": 7}) is None
+
+
+def test_read_json_file_returns_the_document_or_an_error_naming_the_file(tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    good.write_text('{"a": [1, 2]}')
+    assert read_json_file(good, "settings file") == {"a": [1, 2]}
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"a": 1,\n "b": }')
+    err = read_json_file(bad, "settings file")
+    assert isinstance(err, TraceLoadError) and err.path == str(bad) and not err.internal
+    assert err.reason.startswith("settings file: ") and err.line == 2 and err.offset is not None
+    missing = read_json_file(tmp_path / "gone.json", "settings file")
+    assert isinstance(missing, TraceLoadError) and missing.path == str(tmp_path / "gone.json")
+    assert missing.reason == "settings file: cannot read: No such file or directory"

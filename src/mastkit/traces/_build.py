@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces.model import (
     _OPT_INT,
     _OPT_STR,
@@ -24,6 +25,7 @@ from mastkit.traces.model import (
     Trace,
     Usage,
 )
+from mastkit.traces.source import Source
 
 _KINDS = frozenset(EVENT_KINDS)
 _ROLES = frozenset(("system", "user", "assistant", "tool", "environment"))
@@ -383,6 +385,19 @@ def with_cost(usage: Usage | None, cost: Any) -> Usage | None:
 
 def _int(v: Any) -> int | None:
     return None if v is None else int(v)
+
+
+def read_json_file(path: str | Path, what: str) -> Any:
+    """The JSON document of one file an importer reads beside its main input (a record of a folder
+    store, a metadata file), or a :class:`TraceLoadError` naming the file when it cannot be read or
+    parsed: ``"<what>: <why>"``, with the line and offset of a parse error. Returned, not raised, so
+    the importer can report the file and go on with the rest."""
+    try:
+        return Source(path).json
+    except FormatError as exc:
+        return TraceLoadError(path, f"{what}: {exc.reason}", line=exc.line, offset=exc.offset)
+    except OSError as exc:
+        return TraceLoadError(path, f"{what}: cannot read: {exc.strerror or exc}")
 
 
 def validation_reason(exc: Exception) -> str:

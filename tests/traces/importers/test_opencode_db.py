@@ -174,14 +174,14 @@ def write_opencode_db(
     storage: Path = STORAGE,
     *,
     sessions: Iterable[str] | None = None,
-    scrambled_times: bool = False,
+    reverse_rows: bool = False,
     wal: bool = False,
     extra_migrations: Iterable[str] = (),
 ) -> Path:
     """An ``opencode.db`` holding the sessions of a storage folder (or those listed), as OpenCode's
-    JSON -> SQLite import writes them. ``scrambled_times`` gives the messages of each session
-    ``time_created`` values in the reverse of their id order (records must be placed by the time in
-    their ids); ``wal`` leaves the database in WAL mode, as OpenCode does."""
+    JSON -> SQLite import writes them. ``reverse_rows`` inserts the rows of each table last first
+    (a table scan then gives them in the reverse of their id order); ``wal`` leaves the database in
+    WAL mode, as OpenCode does."""
     only = set(sessions) if sessions is not None else None
     con = sqlite3.connect(path)
     if wal:
@@ -234,14 +234,6 @@ def write_opencode_db(
             f.stem, f.parent.name, t.get("created", IMPORT_TIME), t.get("updated", IMPORT_TIME),
             _without(doc, "id", "sessionID"),
         ))  # fmt: skip
-    if scrambled_times:  # each session's messages: the last by id is the first by time_created
-        by_session: dict[str, list[int]] = {}
-        for i, row in enumerate(rows["message"]):
-            by_session.setdefault(row[1], []).append(i)
-        for indexes in by_session.values():
-            times = [rows["message"][i][2] for i in indexes]
-            for i, t in zip(indexes, reversed(sorted(times)), strict=True):
-                rows["message"][i] = (*rows["message"][i][:2], t, *rows["message"][i][3:])
     for f in sorted((storage / "part").glob("*/*.json")):
         sid = message_session.get(f.parent.name)
         if sid is None:
@@ -272,7 +264,7 @@ def write_opencode_db(
     }
     for table, values in rows.items():
         marks = ", ".join("?" * len(columns[table].split(",")))
-        for row in values:
+        for row in reversed(values) if reverse_rows else values:
             con.execute(f"INSERT INTO `{table}` ({columns[table]}) VALUES ({marks})", row)
     con.commit()
     con.close()
@@ -348,9 +340,10 @@ def test_session_with_child_tools_usage_and_abort(tmp_path: Path) -> None:
     assert read.source is not None and read.source.pointer == f"/part/{read.id}"
 
 
-def test_same_events_as_the_storage_folder(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reverse_rows", [False, True])
+def test_same_events_as_the_storage_folder(tmp_path: Path, reverse_rows: bool) -> None:
     # (the storage folder gives the same events as `opencode export`: test_opencode_storage.py)
-    db = write_opencode_db(tmp_path / "opencode.db")
+    db = write_opencode_db(tmp_path / "opencode.db", reverse_rows=reverse_rows)
     from_db, _ = _load(db)
     from_storage, _ = _load(STORAGE)
     assert list(from_db) == list(from_storage)
@@ -359,24 +352,54 @@ def test_same_events_as_the_storage_folder(tmp_path: Path) -> None:
         assert_same_trace(from_db[sid], from_storage[sid])
 
 
+def _id(prefix: str, ms: int) -> str:
+    """An OpenCode id made at ``ms``: the prefix, the time in 12 hex digits, random characters."""
+    return f"{prefix}_{ms * 0x1000:012x}abcdefXYZ"
+
+
 def test_records_placed_by_the_time_in_their_ids(tmp_path: Path) -> None:
-    # message.time_created in the reverse of the id order (a migrated row's times are not the
-    # record's; every part's is the import's): the rows come back in that wrong order, and the
-    # records are still placed by the time in their ids
-    db = write_opencode_db(tmp_path / "opencode.db", scrambled_times=True)
+    # rows written in the reverse of the order they must come out in, so neither the table order
+    # nor the order the rows were inserted in can pass for the right one
+    db = tmp_path / "opencode.db"
     con = sqlite3.connect(db)
-    ids = [
-        r[0]
-        for r in con.execute("SELECT id FROM message WHERE session_id = ? ORDER BY time_created", (SES_A,))
-    ]
+    for _name, migration in MIGRATIONS:
+        _apply(con, migration)
+
+    def rows(table: str, *values: tuple[Any, ...]) -> None:
+        for row in reversed(values):
+            con.execute(f"INSERT INTO `{table}` VALUES ({', '.join('?' * len(row))})", row)
+
+    def session(sid: str, parent: str | None, created: int) -> tuple[Any, ...]:
+        return (sid, "global", parent, "", "", "", "", None, None, None, None, None, None, None, created,
+                created, None, None)  # fmt: skip
+
+    def text(pid: str, mid: str, sid: str, content: str) -> tuple[Any, ...]:
+        return (pid, mid, sid, 1, 1, json.dumps({"type": "text", "text": content}))
+
+    # ids that carry no time (the twin of test_opencode_storage's hand-made files): id order
+    user, assistant = json.dumps({"role": "user"}), json.dumps({"role": "assistant"})
+    rows("session", session("s1", None, 1))
+    rows("message", ("m1", "s1", 1, 1, user), ("m2", "s1", 1, 1, assistant))
+    rows(
+        "part", text("p0", "m1", "s1", "one"), text("p1", "m1", "s1", "two"), text("p2", "m2", "s1", "three")
+    )
+    # ids that carry their time, across a session and its child: the child's work goes between
+    # the task call and its result (the tool ended after it)
+    root, child = _id("ses", 2000), _id("ses", 2003)
+    ask, run, sub = _id("msg", 2001), _id("msg", 2002), _id("msg", 2003)
+    task = {"type": "tool", "callID": "c1", "tool": "task", "state": {"status": "completed", "input": {},
+            "output": "done", "time": {"start": 2002, "end": 2005}}}  # fmt: skip
+    rows("session", session(root, None, 2000), session(child, root, 2003))
+    rows("message", (ask, root, 1, 1, user), (run, root, 1, 1, assistant), (sub, child, 1, 1, assistant))
+    rows("part", text(_id("prt", 2001), ask, root, "go"), (_id("prt", 2002), run, root, 1, 1, json.dumps(task)),
+         text(_id("prt", 2004), sub, child, "sub-agent work"))  # fmt: skip
+    con.commit()
     con.close()
-    assert ids == sorted(ids, reverse=True) and len(ids) > 2
-    scrambled, _ = _load(db)
-    expected, _ = _load(STORAGE)
-    for sid in (SES_A, SES_B):
-        assert_same_trace(scrambled[sid], expected[sid])
-    kinds = [e.kind for e in scrambled[SES_B].events]
-    assert kinds == ["message", "tool_call", "tool_result", "message"]
+    traces, errors = _load(db)
+    assert errors == [] and list(traces) == ["s1", root]
+    assert [e.content for e in traces["s1"].events] == ["one", "two", "three"]
+    events = [(e.kind, e.thread_id == child) for e in traces[root].events]
+    assert events == [("message", False), ("tool_call", False), ("message", True), ("tool_result", False)]
 
 
 def test_later_session_columns(tmp_path: Path) -> None:
@@ -631,6 +654,24 @@ def test_bad_rows_are_reported_and_the_rest_loads(tmp_path: Path) -> None:
     # B lost its user message (and its parts with it); A is unchanged
     assert traces[SES_B].kind_counts() == {"tool_call": 1, "tool_result": 1, "message": 1}
     assert traces[SES_A].kind_counts()["tool_call"] == 4
+
+
+def test_project_row_that_cannot_be_read(tmp_path: Path) -> None:
+    # a project table SQLite fails on (a generated column calling a function only the writer had):
+    # each trace says so and still loads, without its project
+    db = write_opencode_db(tmp_path / "opencode.db")
+    con = sqlite3.connect(db)
+    con.create_function("shout", 1, str.upper, deterministic=True)
+    con.execute("ALTER TABLE `project` ADD `loud` text GENERATED ALWAYS AS (shout(worktree)) VIRTUAL")
+    con.commit()
+    con.close()
+    traces, errors = _load(db)
+    assert list(traces) == [SES_A, SES_B]
+    assert all(t.raw["database"]["project"] is None for t in traces.values())
+    assert [e.reason for e in errors if "project" in e.reason] == [
+        f"OpenCode database: cannot read project {PROJECT} (session {SES_A}): unknown function: shout()",
+        f"OpenCode database: cannot read project global (session {SES_B}): unknown function: shout()",
+    ]
 
 
 @pytest.mark.parametrize("cut", [0.5, 0.1])

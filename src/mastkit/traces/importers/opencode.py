@@ -180,6 +180,7 @@ class _Recording:
     hooks: Counter[str] = field(default_factory=Counter)
     events: Counter[str] = field(default_factory=Counter)
     order: int = 0
+    lines: int = 0  # the last pseudo line given by at()
     pointers: dict[int, str] = field(default_factory=dict)  # pseudo line -> JSON pointer (exports, databases)
     paths: dict[int, str] = field(default_factory=dict)  # pseudo line -> file read (storage, databases)
     raw_extra: dict[str, Any] = field(default_factory=dict)  # more Trace.raw entries (storage, databases)
@@ -194,6 +195,17 @@ class _Recording:
     def next(self) -> int:
         self.order += 1
         return self.order
+
+    def at(self, path: str | None = None, pointer: str | None = None) -> int:
+        """A new pseudo line, for a reader whose records have no line of their own (an export, the
+        storage folder, a database): 1, 2, ... in reading order, remembered with the file and the
+        JSON pointer the record was read from, for its source reference."""
+        self.lines += 1
+        if path is not None:
+            self.paths[self.lines] = path
+        if pointer is not None:
+            self.pointers[self.lines] = pointer
+        return self.lines
 
     def session(self, sid: str, line: int) -> _Session:
         s = self.sessions.get(sid)
@@ -539,9 +551,8 @@ class OpenCodeMapping:
             raw["other_records"] = st.other
         raw.update(st.raw_extra)
         extra = {k: info[k] for k in ("title", "directory", "slug", "projectID") if info.get(k) is not None}
-        files = list(dict.fromkeys(st.paths.values()))
         return b.build(
-            source_paths=list(dict.fromkeys([str(src.path), *files])),
+            source_paths=list(dict.fromkeys([str(src.path), *st.paths.values()])),
             framework="OpenCode",
             framework_version=_str(info.get("version")),
             model=model,
@@ -808,22 +819,22 @@ class OpenCodeImporter(OpenCodeMapping, Importer):
         list (the server's ``GET /session/:id/message``)."""
         msgs: Any = doc.get("messages") if isinstance(doc, dict) else doc
         base = "/messages" if isinstance(doc, dict) else ""
-        line = 0
-
-        def at(pointer: str) -> int:
-            nonlocal line
-            line += 1
-            st.pointers[line] = pointer
-            return line
-
         if isinstance(doc, dict) and isinstance(doc.get("info"), dict):
-            self._event(st, "session.updated", {"info": doc["info"]}, None, at("/info"))
+            self._event(st, "session.updated", {"info": doc["info"]}, None, st.at(pointer="/info"))
         for i, m in enumerate(msgs if isinstance(msgs, list) else []):
             if not _is_message_with_parts(m):
                 errors.append(TraceLoadError(path, f"message {i} is not {{info, parts}}"))
                 continue
-            self._event(st, "message.updated", {"info": m["info"]}, m["info"], at(f"{base}/{i}/info"))
+            self._event(
+                st, "message.updated", {"info": m["info"]}, m["info"], st.at(pointer=f"{base}/{i}/info")
+            )
             for j, part in enumerate(m["parts"]):
                 if isinstance(part, dict):
-                    self._event(st, "message.part.updated", {"part": part}, None, at(f"{base}/{i}/parts/{j}"))
+                    self._event(
+                        st,
+                        "message.part.updated",
+                        {"part": part},
+                        None,
+                        st.at(pointer=f"{base}/{i}/parts/{j}"),
+                    )
         st.events.clear()

@@ -281,6 +281,7 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
         if missing:
             con.close()
             raise FormatError(f"not an OpenCode database: no {', '.join(missing)}")
+        con.row_factory = sqlite3.Row  # rows by column name as well as by position
         return con, schema
 
     def _load_db(self, src: Source, path: Path, seen: set[str]) -> Iterator[Trace | TraceLoadError]:
@@ -294,7 +295,6 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
             except DB_ERRORS as exc:
                 raise FormatError(f"unreadable OpenCode database: {exc}") from None
             yield from errors
-            projects: dict[Any, Any] = {}  # project rows, read once for all their sessions
             for root, members in self._session_groups(index, seen):
                 try:
                     group = self._read_group(con, schema, path, members)
@@ -306,9 +306,16 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
                 infos = [(index.sessions[s].info, (str(path), f"/session/{s}")) for s in members]
                 self._place(st, infos, group.records)
                 project = index.sessions[root].info.get("projectID")
+                try:
+                    project_info = self._project(con, schema, project)
+                except DB_ERRORS as exc:  # the trace still loads, without its project
+                    yield TraceLoadError(
+                        path, f"OpenCode database: cannot read project {project} (session {root}): {exc}"
+                    )
+                    project_info = None
                 st.raw_extra["database"] = {
                     "file": str(path),
-                    "project": self._project(con, schema, project, projects),
+                    "project": project_info,
                     "todos": group.todos,
                     "messages_without_parts": group.no_parts,
                     "session_columns": {s: extras[s] for s in members if s in extras},
@@ -326,10 +333,8 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
         index = _Recording()
         extras: dict[str, dict[str, Any]] = {}
         errors: list[TraceLoadError] = []
-        cur = con.execute('SELECT * FROM "session"')
-        names = [d[0] for d in cur.description]
-        for values in cur:
-            row = dict(zip(names, values, strict=True))
+        for session_row in con.execute('SELECT * FROM "session"'):
+            row = dict(session_row)
             sid = _cell(row.get("id"))
             if not isinstance(sid, str) or not sid:
                 errors.append(TraceLoadError(path, "OpenCode database: a session row has no id"))
@@ -393,30 +398,20 @@ class OpenCodeDbImporter(StoredSessionsMapping, Importer):
                     group.records.append(("part", part, (db, f"/part/{pid}")))
             todo = schema.get("todo")
             if todo is not None and {"session_id", "position"} <= todo:
-                cur = con.execute('SELECT * FROM "todo" WHERE session_id = ? ORDER BY position', (sid,))
-                names = [d[0] for d in cur.description]
+                query = 'SELECT * FROM "todo" WHERE session_id = ? ORDER BY position'
                 skip = ("session_id", "time_created", "time_updated")
                 items = [
-                    {k: _cell(v) for k, v in zip(names, values, strict=True) if k not in skip}
-                    for values in cur
+                    {k: _cell(v) for k, v in dict(row).items() if k not in skip}
+                    for row in con.execute(query, (sid,))
                 ]
                 if items:
                     group.todos[sid] = items
         return group
 
-    def _project(self, con: sqlite3.Connection, schema: Schema, pid: Any, cache: dict[Any, Any]) -> Any:
-        """The project row of a trace's root session (as a project info), None when there is none."""
-        if pid in cache:
-            return cache[pid]
-        info = None
-        if "id" in schema.get("project", set()) and isinstance(pid, str):
-            try:
-                cur = con.execute('SELECT * FROM "project" WHERE id = ?', (pid,))
-                names = [d[0] for d in cur.description]
-                row = cur.fetchone()
-            except DB_ERRORS:
-                row = None
-            if row is not None:
-                info = _project_info(dict(zip(names, row, strict=True)))
-        cache[pid] = info
-        return info
+    def _project(self, con: sqlite3.Connection, schema: Schema, pid: Any) -> dict[str, Any] | None:
+        """The project row of a trace's root session (as a project info), None when there is none
+        (raises ``DB_ERRORS``)."""
+        if "id" not in schema.get("project", set()) or not isinstance(pid, str):
+            return None
+        row = con.execute('SELECT * FROM "project" WHERE id = ?', (pid,)).fetchone()
+        return None if row is None else _project_info(dict(row))

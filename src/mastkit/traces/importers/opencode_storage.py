@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
+from mastkit.traces._build import read_json_file
 from mastkit.traces.importers.opencode import OpenCodeMapping, _Recording, _str, tool_finished
 from mastkit.traces.model import Trace
 from mastkit.traces.registry import Importer, register
@@ -136,16 +137,6 @@ def _ms_key(ms: Any) -> int | None:
     return (int(ms) * 0x1000 + 0xFFF) & _MASK48
 
 
-def _read(path: Path, what: str) -> Any:
-    """The JSON document of ``path``, or a TraceLoadError naming the file and the reason."""
-    try:
-        return Source(path).json
-    except FormatError as exc:
-        return TraceLoadError(path, f"{what}: {exc.reason}", line=exc.line, offset=exc.offset)
-    except OSError as exc:
-        return TraceLoadError(path, f"{what}: cannot read: {exc.strerror or exc}")
-
-
 # where a stored record came from: (file, pointer inside it or None)
 Where = tuple[str, str | None]
 
@@ -190,18 +181,8 @@ class StoredSessionsMapping(OpenCodeMapping):
         session of one trace (given session by session, each message followed by its parts), placed
         by the creation time in their ids across the sessions; a finished tool's result goes where
         the tool ended (``state.time.end``). Records whose ids carry no time keep their order."""
-        line = 0
-
-        def at(where: Where) -> int:
-            nonlocal line
-            line += 1
-            st.paths[line] = where[0]
-            if where[1] is not None:
-                st.pointers[line] = where[1]
-            return line
-
-        for info, where in sessions:
-            self._event(st, "session.updated", {"info": info}, None, at(where))
+        for info, (path, pointer) in sessions:
+            self._event(st, "session.updated", {"info": info}, None, st.at(path, pointer))
         ops: list[tuple[int, str, dict[str, Any], Where]] = []
         key = 0
         for kind, rec, where in records:
@@ -212,8 +193,8 @@ class StoredSessionsMapping(OpenCodeMapping):
                 end = times.get("end") if isinstance(times, dict) else None
                 ops.append((max(key, _ms_key(end) or key), "result", rec, where))
         ops.sort(key=lambda op: op[0])  # stable: records with no id time keep their order
-        for _key, kind, rec, where in ops:
-            ln = at(where)
+        for _key, kind, rec, (path, pointer) in ops:
+            ln = st.at(path, pointer)
             if kind == "message":
                 self._event(st, "message.updated", {"info": rec}, rec, ln)
             elif kind == "part":
@@ -264,7 +245,7 @@ class OpenCodeStorageImporter(StoredSessionsMapping, Importer):
         index = _Recording()  # session infos only: which sessions make one trace
         files: dict[str, Path] = {}
         for path in _session_files(storage, project):
-            info = _read(path, "OpenCode session file")
+            info = read_json_file(path, "OpenCode session file")
             if isinstance(info, TraceLoadError):
                 yield info
                 continue
@@ -299,7 +280,7 @@ class OpenCodeStorageImporter(StoredSessionsMapping, Importer):
         todos: dict[str, Any] = {}
         for sid in members:
             for mpath in _json_files(storage / "message" / sid):
-                msg = _read(mpath, f"OpenCode message file (session {sid})")
+                msg = read_json_file(mpath, f"OpenCode message file (session {sid})")
                 if isinstance(msg, TraceLoadError):
                     yield msg
                     continue
@@ -316,7 +297,7 @@ class OpenCodeStorageImporter(StoredSessionsMapping, Importer):
                     no_parts.append(mid)  # OpenCode writes the message before its parts; none came
                     continue
                 for ppath in _json_files(part_dir):
-                    part = _read(ppath, f"OpenCode part file (message {mid})")
+                    part = read_json_file(ppath, f"OpenCode part file (message {mid})")
                     if isinstance(part, TraceLoadError):
                         yield part
                         continue
@@ -329,7 +310,7 @@ class OpenCodeStorageImporter(StoredSessionsMapping, Importer):
                     records.append(("part", part, (str(ppath), None)))
             todo_path = storage / "todo" / f"{sid}.json"
             if todo_path.is_file():
-                todo = _read(todo_path, "OpenCode todo file")
+                todo = read_json_file(todo_path, "OpenCode todo file")
                 if isinstance(todo, TraceLoadError):
                     yield todo
                 else:
@@ -340,7 +321,7 @@ class OpenCodeStorageImporter(StoredSessionsMapping, Importer):
             project_info = None
             project_path = storage / "project" / f"{project_id}.json"
             if project_path.is_file():
-                project_info = _read(project_path, "OpenCode project file")
+                project_info = read_json_file(project_path, "OpenCode project file")
                 if isinstance(project_info, TraceLoadError):
                     yield project_info  # reported once, with the first of its sessions
                     project_info = None

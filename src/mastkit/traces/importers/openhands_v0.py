@@ -58,6 +58,7 @@ from mastkit.traces._build import (
     dumps_text,
     parse_arguments,
     parse_ts,
+    read_json_file,
     source_ref,
     usage_from,
     with_cost,
@@ -408,37 +409,26 @@ class OpenHandsV0Importer(Importer):
         meta: dict[str, Any] | None = None
         meta_path = conv / "metadata.json" if conv is not None else None
         if meta_path is not None and meta_path.is_file():
-            doc: Any = None
-            try:
-                doc = Source(meta_path).json
-            except FormatError as exc:
-                yield TraceLoadError(
-                    meta_path, f"metadata.json: {exc.reason}", line=exc.line, offset=exc.offset
-                )
-            except OSError as exc:
-                yield TraceLoadError(meta_path, f"metadata.json: cannot read: {exc.strerror or exc}")
+            doc = read_json_file(meta_path, "metadata.json")
+            if isinstance(doc, TraceLoadError):
+                yield doc
+            elif isinstance(doc, dict):
+                meta = doc
+                paths.append(str(meta_path))
             else:
-                if isinstance(doc, dict):
-                    meta = doc
-                    paths.append(str(meta_path))
-                else:
-                    yield TraceLoadError(meta_path, "metadata.json: expected a JSON object")
+                yield TraceLoadError(meta_path, "metadata.json: expected a JSON object")
         found: dict[int, tuple[SourceRef, dict[str, Any]]] = {}
-        bad: list[tuple[int, str, str, int | None, int | None]] = []
+        bad: list[tuple[int, TraceLoadError]] = []  # event id, what is wrong with its file
         files = _event_files(events)
         for eid, path in files:
-            try:
-                doc = Source(path).json
-            except FormatError as exc:
-                bad.append((eid, path, f"event file: {exc.reason}", exc.line, exc.offset))
-                continue
-            except OSError as exc:
-                bad.append((eid, path, f"event file: cannot read: {exc.strerror or exc}", None, None))
+            doc = read_json_file(path, "event file")
+            if isinstance(doc, TraceLoadError):
+                bad.append((eid, doc))
                 continue
             if not _is_event_object(doc):
                 what = "an object" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}"
-                bad.append((eid, path, f"not an OpenHands V0 event ({what} without 'action' or 'observation')",
-                            None, None))  # fmt: skip
+                reason = f"not an OpenHands V0 event ({what} without 'action' or 'observation')"
+                bad.append((eid, TraceLoadError(path, reason)))
                 continue
             found[eid] = (source_ref(path=path), doc)
             paths.append(path)
@@ -448,17 +438,9 @@ class OpenHandsV0Importer(Importer):
         for start, end, page_path in pages:
             if all(i in found for i in range(start, end)):
                 continue  # every event of the page was read from its own file: the usual case
-            try:
-                page = Source(page_path).json
-            except FormatError as exc:
-                page_errors.append(
-                    TraceLoadError(page_path, f"event cache page: {exc.reason}", line=exc.line)
-                )
-                continue
-            except OSError as exc:
-                page_errors.append(
-                    TraceLoadError(page_path, f"event cache page: cannot read: {exc.strerror or exc}")
-                )
+            page = read_json_file(page_path, "event cache page")
+            if isinstance(page, TraceLoadError):
+                page_errors.append(page)
                 continue
             if not isinstance(page, list):
                 page_errors.append(
@@ -475,12 +457,12 @@ class OpenHandsV0Importer(Importer):
                 used = True
             if used:
                 paths.append(page_path)
-        for eid, path, reason, line, offset in bad:
+        for eid, err in bad:
             if eid in recovered:
-                reason += (
+                err.reason += (
                     f" (event {eid} read from its copy in event_cache/{os.path.basename(recovered[eid])})"
                 )
-            yield TraceLoadError(path, reason, line=line, offset=offset)
+            yield err
         yield from page_errors
         if not found:
             if not bad and not page_errors:
