@@ -1330,6 +1330,13 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
     common: dict[str, Any] = {"source": ref, "id": _str(item.get("id")), "raw": item}
     assistant = {"actor": MAIN_ACTOR, "role": "assistant", "llm_call_id": call_id}
     status = _str(item.get("status"))
+
+    def tool_call(call: ToolCall) -> Event:
+        return b.add("tool_call", tool_call=call, **assistant, **common)
+
+    def tool_result(result: ToolResult) -> None:
+        b.add("tool_result", actor="environment", role="tool", source=ref, tool_result=result)
+
     if itype in ("agent_message", "assistant_message"):
         return b.add("message", content=_str(item.get("text")), **assistant, **common)
     if itype == "reasoning":
@@ -1351,72 +1358,51 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
     tid = _str(item.get("id"))
     if itype == "command_execution":
         cmd = item.get("command")
-        call = b.add(
-            "tool_call",
-            tool_call=ToolCall(
+        call = tool_call(
+            ToolCall(
                 name="shell",
                 call_id=tid,
                 arguments={"command": cmd},
                 arguments_raw=cmd if isinstance(cmd, str) else dumps_text(cmd),
-            ),
-            **assistant,
-            **common,
+            )
         )
         code = item.get("exit_code")
         code = code if isinstance(code, int) and not isinstance(code, bool) else None
         if status != "in_progress" or code is not None:
-            b.add(
-                "tool_result",
-                actor="environment",
-                role="tool",
-                source=ref,
-                tool_result=ToolResult(
+            tool_result(
+                ToolResult(
                     call_id=tid,
                     name="shell",
                     output=_str(item.get("aggregated_output")) or "",
                     exit_code=code,
                     is_error=(code != 0) if code is not None else (status in ("failed", "declined") or None),
                     status=status,
-                ),
+                )
             )
         return call
     if itype == "file_change":
         changes = item.get("changes")
-        call = b.add(
-            "tool_call",
-            tool_call=ToolCall(
+        call = tool_call(
+            ToolCall(
                 name="apply_patch",
                 call_id=tid,
                 arguments={"changes": changes},
                 arguments_raw=dumps_text(changes),
-            ),
-            **assistant,
-            **common,
+            )
         )
-        b.add(
-            "tool_result",
-            actor="environment",
-            role="tool",
-            source=ref,
-            tool_result=ToolResult(
-                call_id=tid, name="apply_patch", status=status, is_error=status == "failed"
-            ),
-        )
+        tool_result(ToolResult(call_id=tid, name="apply_patch", status=status, is_error=status == "failed"))
         return call
     if itype == "mcp_tool_call":
         args = item.get("arguments")
         parsed, raw_args = parse_arguments(args)
-        call = b.add(
-            "tool_call",
-            tool_call=ToolCall(
+        call = tool_call(
+            ToolCall(
                 name=str(item.get("tool") or "mcp_tool"),
                 call_id=tid,
                 arguments=parsed,
                 arguments_raw=raw_args,
                 namespace=_str(item.get("server")),
-            ),
-            **assistant,
-            **common,
+            )
         )
         if status != "in_progress":
             result = item.get("result")
@@ -1428,44 +1414,34 @@ def _exec_item(b: TraceBuilder, item: dict[str, Any], ref: SourceRef, call_id: s
                 )
             if isinstance(err, dict):
                 out = _str(err.get("message")) or out
-            b.add(
-                "tool_result",
-                actor="environment",
-                role="tool",
-                source=ref,
-                tool_result=ToolResult(
+            tool_result(
+                ToolResult(
                     call_id=tid,
                     name=str(item.get("tool") or "mcp_tool"),
                     output=out,
                     is_error=bool(err) or status == "failed",
                     status=status,
-                ),
+                )
             )
         return call
     if itype == "web_search":
         query = item.get("query")
-        return b.add(
-            "tool_call",
-            tool_call=ToolCall(
+        return tool_call(
+            ToolCall(
                 name="web_search",
                 call_id=tid,
                 arguments={"query": query, "action": item.get("action")},
                 arguments_raw=query if isinstance(query, str) else None,
-            ),
-            **assistant,
-            **common,
+            )
         )
     if itype == "collab_tool_call":
-        return b.add(
-            "tool_call",
-            tool_call=ToolCall(
+        return tool_call(
+            ToolCall(
                 name=f"collab:{item.get('tool')}",
                 call_id=tid,
                 arguments=item.get("prompt"),
                 arguments_raw=None,
-            ),
-            **assistant,
-            **common,
+            )
         )
     return b.add("system", actor="system", subtype=f"item:{itype}", **common)
 
