@@ -143,14 +143,9 @@ class Source:
     @cached_property
     def is_binary(self) -> bool:
         """True when the head looks binary (NUL bytes outside a UTF-16/32 BOM)."""
-        head = self.head
-        if not head:
+        if self.encoding in ("utf-16", "utf-32"):  # their text is full of NUL bytes
             return False
-        if head[0] in _BOM_FIRST_BYTES and any(
-            head.startswith(bom) for bom, enc in _BOMS if enc.startswith("utf-16") or enc == "utf-32"
-        ):
-            return False
-        return head.find(b"\x00", 0, 8192) >= 0
+        return self.head.find(b"\x00", 0, 8192) >= 0
 
     @cached_property
     def is_zip(self) -> bool:
@@ -255,11 +250,16 @@ class Source:
             return None if _ARRAY_START_BYTES.match(head, m.start()) is None else first
         return first if b"!" <= first <= b"~" else None
 
+    @cached_property
+    def _body_start(self) -> int:
+        """Where the head's first line of content starts: past UTF-8 BOM bytes and blank lines."""
+        return len(self.head) - len(self.head.lstrip(b"\xef\xbb\xbf \t\r\n"))
+
     def _first_line_is_value(self, shape: JsonShape) -> bool:
         """The head's first line is one whole JSON object (``shape`` "object") or list ("array")."""
         kind, close = (dict, b"}") if shape == "object" else (list, b"]")
         head = self.head
-        start = len(head) - len(head.lstrip(b"\xef\xbb\xbf \t\r\n"))
+        start = self._body_start
         nl = head.find(b"\n", start)
         first = head[start:] if nl < 0 else head[start:nl]
         if self.size <= len(head) and (nl < 0 or _NOT_BYTES_SPACE.search(head, nl) is None):
@@ -282,7 +282,7 @@ class Source:
         """The second non-blank line of the head starts with ``{`` or ``[`` (a single-line value is
         a one-record JSON file unless the name says JSONL)."""
         head = self.head
-        pos = head.find(b"\n", len(head) - len(head.lstrip(b"\xef\xbb\xbf \t\r\n")))
+        pos = head.find(b"\n", self._body_start)
         while 0 <= pos < len(head):
             nxt = head.find(b"\n", pos + 1)
             line = head[pos + 1 : nxt if nxt >= 0 else len(head)].strip()
