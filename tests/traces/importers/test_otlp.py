@@ -332,6 +332,19 @@ def test_parent_cycle_and_duplicate_spans(tmp_path: Path) -> None:
     assert t.raw["duplicate_spans"] == 1
 
 
+def test_a_span_that_is_its_own_parent_is_a_root_in_start_order(tmp_path: Path) -> None:
+    # the self-reference is dropped: each such span is a root, walked in start-time order
+    spans = [
+        _sp("00000000000000a3", "00000000000000a3", name="late self-parent"),
+        _sp("00000000000000a2", name="root"),
+        _sp("00000000000000a1", "00000000000000a1", name="early self-parent"),
+    ]
+    path = tmp_path / "self.jsonl"
+    path.write_text("\n".join(json.dumps(_req(x)) for x in spans) + "\n")
+    (t,) = list(load_traces(path))
+    assert [e.extra["span_name"] for e in t.events] == ["early self-parent", "root", "late self-parent"]
+
+
 def test_unknown_openinference_history_flagged(tmp_path: Path) -> None:
     attrs = {
         "openinference.span.kind": "LLM",

@@ -45,18 +45,9 @@ from datetime import datetime
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import (
-    TraceBuilder,
-    parse_arguments,
-    parse_ts,
-    source_ref,
-    usage_from,
-    validation_reason,
-)
+from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, usage_from, validation_reason
 from mastkit.traces.importers._llm_spans import (
     Msg,
-    PendingCalls,
-    SeenContext,
     as_text,
     idval,
     maybe_json,
@@ -64,6 +55,7 @@ from mastkit.traces.importers._llm_spans import (
     messages_from,
     sval,
 )
+from mastkit.traces.importers._span_walk import SpanContext, span_tree, walk
 from mastkit.traces.model import ToolCall, ToolResult, Trace, Usage
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -224,9 +216,6 @@ class _Span:
     pointer: str
     order: int
 
-    def sort_key(self) -> tuple[bool, float, int]:
-        return (self.start is None, self.start.timestamp() if self.start else 0.0, self.order)
-
 
 def _obj(rec: Any) -> str | None:
     return rec.get("object") if isinstance(rec, dict) and isinstance(rec.get("object"), str) else None
@@ -242,30 +231,16 @@ def _is_item(rec: Any) -> bool:
     return _obj(rec) == "trace" or _is_span(rec)
 
 
-class _Ctx:
-    def __init__(self, b: TraceBuilder) -> None:
-        self.b = b
-        self.seen = SeenContext()
-        self.pending = PendingCalls()
-        self.first_done: set[str] = set()
-        self.task: str | None = None
-        self.models: Counter[str] = Counter()
-        self.tool_call_ids: dict[str, str | None] = {}
-        self.run_usage: Usage | None = None
-        self.handed_from: dict[str, str] = {}
+class _Ctx(SpanContext[_Span]):
+    """Per-trace state while walking the span tree."""
 
-    def emit(self, span: _Span, kind: str, *, at_end: bool = False, **fields: Any) -> None:
-        first = span.span_id not in self.first_done
-        self.first_done.add(span.span_id)
-        fields.setdefault("started_at", span.end if at_end else span.start)
-        if first:
-            fields.update(id=span.span_id, parent_id=span.parent_id, raw=span.raw)
-            fields.setdefault("ended_at", span.end)
-            fields.setdefault("extra", {}).setdefault("span_type", span.type)
-        else:
-            fields.update(parent_id=span.span_id)
-        fields["source"] = source_ref(line=span.line, pointer=span.pointer)
-        self.b.add(kind, **{k: v for k, v in fields.items() if v is not None})
+    def __init__(self, b: TraceBuilder) -> None:
+        super().__init__(b)
+        self.run_usage: Usage | None = None
+        """The usage of the whole run (the root ``task`` span's)."""
+
+    def span_extra(self, span: _Span, extra: dict[str, Any]) -> None:
+        extra.setdefault("span_type", span.type)
 
 
 @register
@@ -399,41 +374,11 @@ class OpenAIAgentsImporter(Importer):
     def _trace(
         self, src: Source, tid: str, meta: dict[str, Any], spans: list[_Span], envelope: dict[str, Any]
     ) -> Trace:
-        by_id: dict[str, _Span] = {}
-        for s in spans:
-            by_id.setdefault(s.span_id, s)
-        unique = list(by_id.values())
-        children: dict[str, list[_Span]] = {}
-        roots: list[_Span] = []
-        for s in unique:
-            if s.parent_id is not None and s.parent_id in by_id and s.parent_id != s.span_id:
-                children.setdefault(s.parent_id, []).append(s)
-            else:
-                roots.append(s)
-        for lst in children.values():
-            lst.sort(key=_Span.sort_key)
-        roots.sort(key=_Span.sort_key)
+        tree = span_tree(spans)
+        unique = tree.spans
         b = TraceBuilder(self.name, src.path, trace_id=tid)
         ctx = _Ctx(b)
-        visited: set[str] = set()
-        todo = roots
-        while True:
-            stack: list[tuple[bool, _Span, str | None]] = [(True, r, None) for r in reversed(todo)]
-            while stack:
-                enter, span, actor = stack.pop()
-                if not enter:
-                    self._end(ctx, span, actor)
-                    continue
-                if span.span_id in visited:
-                    continue
-                visited.add(span.span_id)
-                own = self._begin(ctx, span, actor)
-                stack.append((False, span, own))
-                stack.extend((True, c, own) for c in reversed(children.get(span.span_id, [])))
-            rest = [s for s in unique if s.span_id not in visited]
-            if not rest:
-                break
-            todo = [min(rest, key=_Span.sort_key)]
+        walk(ctx, tree, self._begin, self._end)
 
         starts = [s.start for s in unique if s.start is not None]
         ends = [s.end for s in unique if s.end is not None]
@@ -487,17 +432,8 @@ class OpenAIAgentsImporter(Importer):
         if t == "handoff":
             to_agent = sval(d.get("to_agent"))
             from_agent = sval(d.get("from_agent")) or inherited
-            if to_agent and from_agent:
-                ctx.handed_from[to_agent] = from_agent
-            ctx.emit(
-                span,
-                "handoff",
-                actor=from_agent,
-                subtype="transfer",
-                recipients=[to_agent] if to_agent else None,
-                content=f"handoff to {to_agent}" if to_agent else None,
-                extra={"to_agent": to_agent, "from_agent": d.get("from_agent")},
-            )
+            extra = {"to_agent": to_agent, "from_agent": d.get("from_agent")}
+            ctx.handoff(span, from_agent, to_agent, otherwise=None, extra=extra)
         elif t in ("generation", "response"):
             self._model_call(ctx, span, inherited)
         elif t == "function":
@@ -594,14 +530,7 @@ class OpenAIAgentsImporter(Importer):
         if model:
             ctx.models[model] += 1
         usage = usage_from(d.get("usage")) or (usage_from(_plain(resp.get("usage"))) if resp else None)
-        copied = 0
-        for msg, is_copy in ctx.seen.split(inputs):
-            if is_copy:
-                copied += 1
-                continue
-            ctx.seen.add(msg)
-            self._input_event(ctx, span, msg, actor)
-        extra: dict[str, Any] = {"input_messages": len(inputs), "copied_input_messages": copied}
+        extra = ctx.input_events(span, inputs, actor)
         response_id = sval(d.get("response_id")) or (sval(resp.get("id")) if resp else None)
         if response_id:
             extra["response_id"] = response_id
@@ -615,17 +544,8 @@ class OpenAIAgentsImporter(Importer):
         for m in outputs:
             if isinstance(m, dict):
                 self._hosted_call(ctx, span, m, common)
-                continue
-            ctx.seen.add(m)
-            if m.reasoning:
-                ctx.emit(span, "reasoning", at_end=True, content=m.reasoning, **common)
-            if m.text:
-                ctx.emit(span, "message", at_end=True, content=m.text, **common)
-            for c in m.calls:
-                args, raw_args = parse_arguments(c.arguments)
-                ctx.pending.add(c.call_id, c.name)
-                tc = ToolCall(name=c.name, call_id=c.call_id, arguments=args, arguments_raw=raw_args)
-                ctx.emit(span, "tool_call", at_end=True, tool_call=tc, **common)
+            else:
+                ctx.output_events(span, m, common)
 
     def _hosted_call(self, ctx: _Ctx, span: _Span, item: dict[str, Any], common: dict[str, Any]) -> None:
         itype = str(item.get("type"))
@@ -663,43 +583,6 @@ class OpenAIAgentsImporter(Importer):
                 is_error=bool(item.get("error")) or None,
             )
             ctx.emit(span, "tool_result", at_end=True, actor="environment", role="tool", tool_result=tr)
-
-    def _input_event(self, ctx: _Ctx, span: _Span, m: Msg, actor: str | None) -> None:
-        extra: dict[str, Any] = {"input_of": span.span_id}
-        if m.role == "tool":
-            _found, cid = ctx.pending.take(m.tool_call_id, None)
-            tr = ToolResult(call_id=cid, name=m.name, output=m.text)
-            ctx.emit(span, "tool_result", actor="environment", role="tool", tool_result=tr, extra=extra)
-        elif m.role == "system":
-            if actor is not None and m.text:
-                ctx.b.agent(actor, system_prompt=m.text)
-            ctx.emit(
-                span,
-                "message",
-                actor="system",
-                role="system",
-                subtype="system_prompt",
-                content=m.text,
-                extra=extra,
-            )
-        elif m.role == "user":
-            if ctx.task is None and m.text:
-                ctx.task = m.text
-            ctx.emit(span, "message", actor=m.name or "user", role="user", content=m.text, extra=extra)
-        else:
-            if m.calls:
-                extra["tool_calls"] = [
-                    {"name": c.name, "id": c.call_id, "arguments": c.arguments} for c in m.calls
-                ]
-            ctx.emit(
-                span,
-                "message",
-                actor=actor,
-                role="assistant",
-                content=m.text or m.reasoning,
-                is_copied_context=True,
-                extra=extra,
-            )
 
     # function spans
 

@@ -67,18 +67,10 @@ from datetime import datetime
 from typing import Any
 
 from mastkit.errors import FormatError, TraceLoadError
-from mastkit.traces._build import (
-    TraceBuilder,
-    parse_arguments,
-    parse_ts,
-    source_ref,
-    validation_reason,
-)
+from mastkit.traces._build import TraceBuilder, parse_arguments, parse_ts, validation_reason
 from mastkit.traces.importers._llm_spans import (
     Call,
     Msg,
-    PendingCalls,
-    SeenContext,
     as_text,
     idval,
     maybe_json,
@@ -103,6 +95,7 @@ from mastkit.traces.importers._otlp import (
     number,
     request_items,
 )
+from mastkit.traces.importers._span_walk import SpanContext, span_tree, walk
 from mastkit.traces.model import Outcome, Termination, ToolCall, ToolResult, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -222,9 +215,6 @@ class _Span:
     has_langfuse: bool = False
     """Some attribute key starts with ``langfuse.``: :func:`_langfuse_trace` reads the trace."""
 
-    def sort_key(self) -> tuple[bool, float, int]:
-        return (self.start is None, self.start.timestamp() if self.start else 0.0, self.order)
-
 
 def _join_logs(groups: dict[str, list[_Span]], logs: list[LogRecord]) -> dict[str, list[LogRecord]]:
     """Log records written with the spans (OTel GenAI instrumentations emit the messages as log
@@ -343,38 +333,25 @@ def _vercel_op(attrs: dict[str, Any], name: str) -> str | None:
     return None
 
 
-class _Ctx:
+class _Ctx(SpanContext[_Span]):
     """Per-trace state while walking the span tree."""
 
-    def __init__(self, b: TraceBuilder) -> None:
-        self.b = b
-        self.seen = SeenContext()
-        self.pending = PendingCalls()
-        self.first_done: set[str] = set()
-        self.wrappers: set[str] = set()
-        self.root_error_seq: int | None = None
-        self.roots: set[str] = set()
-        self.tool_call_ids: dict[str, str | None] = {}
-        self.handed_from: dict[str, str] = {}  # agent -> the agent that handed over to it
-        self.task: str | None = None
-        self.models: Counter[str] = Counter()
+    message_finish_reason = True
 
-    def emit(self, span: _Span, kind: str, *, at_end: bool = False, **fields: Any) -> int:
-        is_first = span.span_id not in self.first_done
-        self.first_done.add(span.span_id)
-        fields.setdefault("started_at", span.end if at_end else span.start)
-        if is_first:
-            fields.update(id=span.span_id, parent_id=span.parent_id, raw=span.raw)
-            fields.setdefault("ended_at", span.end)
-            extra = fields.setdefault("extra", {})
-            extra.setdefault("span_name", span.name)
-            if span.native_kind:
-                extra.setdefault("span_kind", span.native_kind)
-            extra.setdefault("status", span.status)
-        else:
-            fields.update(parent_id=span.span_id)
-        fields["source"] = source_ref(line=span.line, pointer=span.pointer)
-        return self.b.add(kind, **{k: v for k, v in fields.items() if v is not None}).seq
+    def __init__(self, b: TraceBuilder) -> None:
+        super().__init__(b)
+        self.wrappers: set[str] = set()
+        """LLM spans with an LLM span below them: read as chains."""
+        self.root_error_seq: int | None = None
+        """The ``seq`` of the error event of a root span."""
+        self.roots: set[str] = set()
+        """The ids of the root spans."""
+
+    def span_extra(self, span: _Span, extra: dict[str, Any]) -> None:
+        extra.setdefault("span_name", span.name)
+        if span.native_kind:
+            extra.setdefault("span_kind", span.native_kind)
+        extra.setdefault("status", span.status)
 
 
 @register
@@ -686,25 +663,8 @@ class OtlpImporter(Importer):
     # -- building ------------------------------------------------------------------------------
 
     def _trace(self, src: Source, tid: str, spans: list[_Span], logs: list[LogRecord]) -> Trace:
-        by_id: dict[str, _Span] = {}
-        duplicates = 0
-        for s in spans:
-            if s.span_id in by_id:
-                duplicates += 1  # the same span exported twice: keep the first copy
-                continue
-            by_id[s.span_id] = s
-        unique = list(by_id.values())
-        children: dict[str, list[_Span]] = {}
-        roots: list[_Span] = []
-        for s in unique:
-            if s.parent_id is not None and s.parent_id in by_id:
-                children.setdefault(s.parent_id, []).append(s)
-            else:
-                roots.append(s)
-        for lst in children.values():
-            lst.sort(key=_Span.sort_key)
-        roots.sort(key=_Span.sort_key)
-
+        tree = span_tree(spans)  # a span exported twice: the first copy is kept
+        by_id, unique, roots = tree.by_id, tree.spans, tree.roots
         b = TraceBuilder(self.name, src.path, trace_id=tid)
         ctx = _Ctx(b)
         ctx.roots = {r.span_id for r in roots}
@@ -719,36 +679,11 @@ class OtlpImporter(Importer):
                         ctx.wrappers.add(p)
                     p = by_id[p].parent_id
 
-        visited: set[str] = set()
-        pending_roots = list(roots)
-        while True:
-            self._walk(ctx, pending_roots, children, visited)
-            rest = [s for s in unique if s.span_id not in visited]
-            if not rest:
-                break
-            pending_roots = [min(rest, key=_Span.sort_key)]  # a parent cycle: break it
-
-        fields = self._trace_fields(ctx, unique, roots, duplicates)
+        walk(ctx, tree, self._begin, self._end)
+        fields = self._trace_fields(ctx, unique, roots, tree.duplicates)
         if logs:
             fields["raw"]["log_records"] = [r.raw for r in logs]
         return b.build(**fields)
-
-    def _walk(
-        self, ctx: _Ctx, roots: list[_Span], children: dict[str, list[_Span]], visited: set[str]
-    ) -> None:
-        stack: list[tuple[bool, _Span, str | None]] = [(True, r, None) for r in reversed(roots)]
-        while stack:
-            enter, span, actor = stack.pop()
-            if not enter:
-                self._end(ctx, span, actor)
-                continue
-            if span.span_id in visited:
-                continue
-            visited.add(span.span_id)
-            own = self._begin(ctx, span, actor)
-            stack.append((False, span, own))
-            for child in reversed(children.get(span.span_id, [])):
-                stack.append((True, child, own))
 
     # -- per span -------------------------------------------------------------------------------
 
@@ -810,17 +745,8 @@ class OtlpImporter(Importer):
             # only the two agent names, not a tool call (the model's transfer_to_* call is one)
             to_agent = sval(a.get("output.value")) or span.name[len("handoff to ") :].strip() or None
             from_agent = sval(a.get("input.value")) or actor
-            if to_agent and from_agent:
-                ctx.handed_from[to_agent] = from_agent  # the target's agent span gets its parent
-            ctx.emit(
-                span,
-                "handoff",
-                actor=from_agent,
-                subtype="transfer",
-                recipients=[to_agent] if to_agent else None,
-                content=f"handoff to {to_agent}" if to_agent else span.name,
-                extra={"from_agent": from_agent, "to_agent": to_agent},
-            )
+            extra = {"from_agent": from_agent, "to_agent": to_agent}
+            ctx.handoff(span, from_agent, to_agent, otherwise=span.name, extra=extra)
         elif cls in ("tool", "retriever"):
             self._tool_start(ctx, span, actor)
         else:
@@ -938,14 +864,7 @@ class OtlpImporter(Importer):
         model = model or sval(a.get("ai.model.id")) or sval(a.get("langfuse.observation.model.name"))
         if model:
             ctx.models[model] += 1
-        copied = 0
-        for m, is_copy in ctx.seen.split(inputs):
-            if is_copy:
-                copied += 1
-                continue
-            ctx.seen.add(m)
-            self._input_event(ctx, span, m, actor)
-        extra: dict[str, Any] = {"input_messages": len(inputs), "copied_input_messages": copied}
+        extra = ctx.input_events(span, inputs, actor)
         provider = (
             sval(a.get("gen_ai.provider.name"))
             or sval(a.get("gen_ai.system"))
@@ -961,64 +880,9 @@ class OtlpImporter(Importer):
         ctx.emit(
             span, "llm_call", actor=actor, model=model, usage=genai_usage(a), llm_call_id=call_id, extra=extra
         )
+        common: dict[str, Any] = {"actor": actor, "role": "assistant", "model": model, "llm_call_id": call_id}
         for m in outputs:
-            ctx.seen.add(m)
-            common: dict[str, Any] = {
-                "actor": actor,
-                "role": "assistant",
-                "model": model,
-                "llm_call_id": call_id,
-            }
-            if m.reasoning:
-                ctx.emit(span, "reasoning", at_end=True, content=m.reasoning, **common)
-            if m.text:
-                fin = {"finish_reason": m.finish_reason} if m.finish_reason else {}
-                ctx.emit(span, "message", at_end=True, content=m.text, extra=fin, **common)
-            for c in m.calls:
-                args, raw_args = parse_arguments(c.arguments)
-                ctx.pending.add(c.call_id, c.name)
-                tc = ToolCall(name=c.name, call_id=c.call_id, arguments=args, arguments_raw=raw_args)
-                ctx.emit(span, "tool_call", at_end=True, tool_call=tc, **common)
-
-    def _input_event(self, ctx: _Ctx, span: _Span, m: Msg, actor: str | None) -> None:
-        extra: dict[str, Any] = {"input_of": span.span_id}
-        if m.role == "tool":
-            _found, cid = ctx.pending.take(m.tool_call_id, None)
-            tr = ToolResult(call_id=cid, name=m.name, output=m.text)
-            ctx.emit(span, "tool_result", actor="environment", role="tool", tool_result=tr, extra=extra)
-            return
-        if m.role == "system":
-            if actor is not None and m.text:
-                ctx.b.agent(actor, system_prompt=m.text)
-            ctx.emit(
-                span,
-                "message",
-                actor="system",
-                role="system",
-                subtype="system_prompt",
-                content=m.text,
-                extra=extra,
-            )
-            return
-        if m.role == "user":
-            if ctx.task is None and m.text:
-                ctx.task = m.text
-            ctx.emit(span, "message", actor=m.name or "user", role="user", content=m.text, extra=extra)
-            return
-        # An assistant turn the trace never produced: earlier history replayed into this call.
-        if m.calls:
-            extra["tool_calls"] = [
-                {"name": c.name, "id": c.call_id, "arguments": c.arguments} for c in m.calls
-            ]
-        ctx.emit(
-            span,
-            "message",
-            actor=actor,
-            role="assistant",
-            content=m.text or m.reasoning,
-            is_copied_context=True,
-            extra=extra,
-        )
+            ctx.output_events(span, m, common)
 
     # tool spans
 
