@@ -309,3 +309,38 @@ def test_tau2_user_tool_calls_keep_the_user_role(tmp_path: Path) -> None:
         and result.tool_result is not None
         and result.tool_result.output == "airplane mode off"
     )
+
+
+def test_a_run_with_no_messages_among_others_is_a_trace_with_no_events(tmp_path: Path) -> None:
+    # a harness JSONL in which one run stopped before its first message: its failure still counts
+    runs = [
+        {"id": "r1", "messages": [{"role": "user", "content": "hi"}], "eval_result": {"score": 1.0}},
+        {"id": "r2", "messages": [], "eval_result": {"score": 0.0}, "meta": {"is_correct": False}},
+    ]
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(r) for r in runs) + b"\n")
+    errors: list[TraceLoadError] = []
+    traces = list(load_traces(path, on_error=errors.append))
+    assert not errors and [t.trace_id for t in traces] == ["r1", "r2"]
+    assert traces[1].events == [] and traces[1].outcome is not None
+    assert traces[1].outcome.success is False and traces[1].outcome.score == 0.0
+    # an empty list alone is not a chat file: the sniffer does not claim it
+    assert get_importer("chat_messages").sniff(Source(_write(tmp_path, "x.json", runs[1]))) == 0
+
+
+@pytest.mark.parametrize(
+    ("verdict", "success", "score"),
+    [
+        ({"eval_result": {"score": 0.5, "passed": True}}, True, 0.5),
+        ({"meta": {"is_correct": False}, "metadata": {"reward": 0}}, False, 0.0),
+        ({"result": {"resolved": True}}, True, None),
+        ({"success": False, "metadata": {"success": True}}, False, None),  # the record's own key wins
+    ],
+)
+def test_a_harness_verdict_below_the_record_is_the_outcome(
+    tmp_path: Path, verdict: dict[str, Any], success: bool, score: float | None
+) -> None:
+    rec = {"benchmark_name": "taubench", "messages": [{"role": "user", "content": "hi"}], **verdict}
+    t = _one(_write(tmp_path, "run.json", rec))
+    assert t.benchmark == "taubench"
+    assert t.outcome is not None and (t.outcome.success, t.outcome.score) == (success, score)

@@ -34,6 +34,9 @@ from mastkit.traces.model import Outcome, SourceRef, Termination, ToolCall, Tool
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
 
+_SUCCESS_KEYS = ("success", "is_success", "resolved", "is_correct", "passed")
+_OUTCOME_HOLDERS = ("eval_result", "evaluation", "result", "results", "meta", "metadata")
+"""Dicts in a record where harnesses put the run's verdict (read after the record's own keys)."""
 _LIST_KEYS = ("messages", "traj", "conversation", "chat", "history", "conversations", "chat_history")
 _ROLES = {
     "system",
@@ -122,6 +125,18 @@ def _message_list(rec: Any) -> tuple[list[Any], str] | None:
     return None
 
 
+def _conversation(rec: Any) -> tuple[list[Any], str] | None:
+    """:func:`_message_list`, or an empty list under a message key: a run that ended before its
+    first message. Such a record, met among others, is a trace with no events, so that its
+    outcome still counts (the sniffer never claims a file on one)."""
+    found = _message_list(rec)
+    if found is None and isinstance(rec, dict):
+        key = next((k for k in _LIST_KEYS if rec.get(k) == []), None)
+        if key is not None:
+            return [], key
+    return found
+
+
 @register
 class ChatMessagesImporter(Importer):
     name = "chat_messages"
@@ -182,7 +197,7 @@ class ChatMessagesImporter(Importer):
         pointer: str = "",
         tau2: dict[str, Any] | None = None,
     ) -> Iterator[Trace | TraceLoadError]:
-        if _message_list(rec) is None:
+        if _conversation(rec) is None:
             where = f" ({pointer})" if pointer else ""
             yield TraceLoadError(src.path, f"record has no chat message list{where}", line=line)
             return
@@ -201,7 +216,7 @@ class ChatMessagesImporter(Importer):
         pointer: str = "",
         tau2: dict[str, Any] | None = None,
     ) -> Trace:
-        found = _message_list(rec)
+        found = _conversation(rec)
         if found is None:
             raise FormatError("no chat message list found")
         messages, key = found
@@ -401,16 +416,19 @@ class ChatMessagesImporter(Importer):
         for k in ("framework", "benchmark"):
             if isinstance(meta.get(k), str):
                 fields[k] = meta[k]
+        if "benchmark" not in fields and isinstance(meta.get("benchmark_name"), str):
+            fields["benchmark"] = meta["benchmark_name"]
+        # A harness's verdict: at the top of the record, else in a results/metadata dict below it.
+        holders = [meta, *(meta[k] for k in _OUTCOME_HOLDERS if isinstance(meta.get(k), dict))]
         success = next(
-            (
-                meta[k]
-                for k in ("success", "is_success", "resolved", "is_correct", "passed")
-                if isinstance(meta.get(k), bool)
-            ),
+            (h[k] for h in holders for k in _SUCCESS_KEYS if isinstance(h.get(k), bool)),
             None,
         )
         reward_info: dict[str, Any] = meta["reward_info"] if isinstance(meta.get("reward_info"), dict) else {}
-        score = meta.get("reward", meta.get("score", reward_info.get("reward")))
+        score = next(
+            (h[k] for h in holders for k in ("reward", "score") if h.get(k) is not None),
+            reward_info.get("reward"),
+        )
         score_f = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
         if success is None and score_f is not None and (key == "traj" or reward_info):
             success = score_f >= 1.0  # tau-bench / tau2-bench: reward 1 = task solved
