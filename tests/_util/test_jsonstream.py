@@ -63,3 +63,21 @@ def test_jsonl_bad_line_is_reported_and_rest_continues() -> None:
     assert isinstance(items[1][2], FormatError) and items[1][2].line == 2
     assert items[2][2] == {"c": 3}
     assert items[2][1] == raw.index(b'{"c"')
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        # a record cut off (a writer that crashed): the parser's "line 2" is the record's, not the file's
+        (
+            b'{"type": "assistant", "broken":\n',
+            "invalid JSON on line 3: unexpected end of data (the line ends inside a value)",
+        ),
+        (b'{"a": x}\n', "invalid JSON on line 3, column 7: unexpected character, expected a JSON value"),
+        (b'{"a": 1', "invalid JSON on line 3, column 8: unexpected end of data"),  # no newline at the end
+    ],
+)
+def test_jsonl_bad_line_reason_names_the_file_line_and_column(line: bytes, reason: str) -> None:
+    items = list(iter_jsonl(io.BytesIO(b'{"a": 1}\n\n' + line)))
+    err = items[-1][2]
+    assert isinstance(err, FormatError) and err.reason == reason and err.line == 3

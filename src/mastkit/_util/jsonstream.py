@@ -61,11 +61,16 @@ def iter_jsonl(fh: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
         try:
             yield line_no, start, loads(line)  # JSON allows the surrounding whitespace and newline
         except orjson.JSONDecodeError as exc:
-            yield (
-                line_no,
-                start,
-                FormatError(f"invalid JSON on line {line_no}: {exc}", line=line_no, offset=start),
-            )
+            yield line_no, start, FormatError(bad_line_reason(exc, line_no), line=line_no, offset=start)
+
+
+def bad_line_reason(exc: json.JSONDecodeError, line_no: int) -> str:
+    """What is wrong with line ``line_no`` of a JSONL file, which did not parse: the column, or
+    that the line ends inside a value (a record cut off, as a writer that crashed leaves it). The
+    parser's own position counts lines within the record, which would be read as the file's."""
+    if exc.lineno > 1:
+        return f"invalid JSON on line {line_no}: {exc.msg} (the line ends inside a value)"
+    return f"invalid JSON on line {line_no}, column {exc.colno}: {exc.msg}"
 
 
 _DECODER = json.JSONDecoder()

@@ -53,7 +53,7 @@ from typing import Any
 
 import orjson
 
-from mastkit._util.jsonstream import loads, open_lines
+from mastkit._util.jsonstream import bad_line_reason, loads, open_lines
 from mastkit._util.sqlite import DB_ERRORS, SQLITE_MAGIC, open_ro
 from mastkit.errors import FormatError, TraceLoadError
 from mastkit.traces._build import (
@@ -607,9 +607,7 @@ class AG2RuntimeImporter(Importer):
                 try:
                     rec = loads(text)
                 except orjson.JSONDecodeError as exc:
-                    yield TraceLoadError(
-                        src.path, f"invalid JSON on line {line_no}: {exc}", line=line_no, offset=offset
-                    )
+                    yield TraceLoadError(src.path, bad_line_reason(exc, line_no), line=line_no, offset=offset)
                     continue
                 kind = record_kind(rec)
                 if kind is None:
