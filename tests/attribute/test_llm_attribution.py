@@ -7,6 +7,7 @@ and the number of requests it makes — is checked for real.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -281,6 +282,88 @@ def test_provider_error_recorded() -> None:
     with FakeLLMServer(default=Reply.server_error()) as srv:
         report = attribute([make_trace()], "binary-search", judge=judge_for(srv))
     assert not report.results and len(report.errors) == 1 and "500" in report.errors[0]["reason"]
+
+
+def call_rows(store: Store) -> list[dict[str, Any]]:
+    """The call log, oldest first, without the row id and timestamp."""
+    rows = store._query("SELECT * FROM calls ORDER BY id")
+    return [{k: v for k, v in dict(r).items() if k not in ("id", "created_at")} for r in rows]
+
+
+def test_provider_failure_is_logged_and_its_budget_reservation_released() -> None:
+    store = Store.memory()
+    budget = Budget(max_usd=1.0)
+    with FakeLLMServer(default=Reply.server_error()) as srv:
+        judge = judge_for(srv, model="gpt-4o-mini", cache=store, budget=budget)
+        report = attribute([make_trace()], "all-at-once", judge=judge)
+    assert not report.results and len(report.errors) == 1 and not report.stopped_by_budget
+    assert budget.reserved_usd == 0 and budget.spent_usd == 0  # released, not charged
+    (row,) = call_rows(store)
+    assert row["request_hash"].startswith("p1:") and row["latency_s"] > 0
+    assert row["error"].startswith("ProviderUnavailableError: openai:gpt-4o-mini: gave up after 2 attempts")
+    assert row["error"] in report.errors[0]["reason"]  # "<exception class>: <message>"
+    assert row == {
+        **row,
+        "trace_id": "t1",
+        "config_hash": f"attr:all-at-once:{judge.version}",
+        "provider": "openai",
+        "model": "gpt-4o-mini",
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": None,
+        "attempts": 2,
+        "status": "error",
+        "cached": 0,
+    }
+    assert not store._query("SELECT * FROM responses")  # nothing cached
+
+
+def test_a_call_and_its_cached_rerun_write_these_cache_and_call_log_rows() -> None:
+    store = Store.memory()
+    budget = Budget(max_usd=1.0)
+    oracle = Oracle({"t1": 2})
+    served = "gpt-4o-mini-2024-07-18"  # the model the server reports differs from the one asked for
+    with FakeLLMServer(handler=lambda p: dataclasses.replace(oracle(p), model=served)) as srv:
+        judge = judge_for(srv, model="gpt-4o-mini", cache=store, budget=budget)
+        assert judge.attribute(make_trace(), method="all-at-once").step == 2
+        assert judge.attribute(make_trace(), method="all-at-once").step == 2  # from the response cache
+        assert len(srv.chat_requests) == 1
+    assert budget.reserved_usd == 0 and budget.spent_usd > 0
+    ok, hit = call_rows(store)
+    assert ok["input_tokens"] > 0 and ok["output_tokens"] > 0 and ok["latency_s"] > 0
+    who = {
+        "trace_id": "t1",
+        "config_hash": f"attr:all-at-once:{judge.version}",
+        "provider": "openai",
+        "request_hash": ok["request_hash"],
+    }
+    assert ok == {
+        **who,
+        "model": served,
+        "input_tokens": ok["input_tokens"],
+        "output_tokens": ok["output_tokens"],
+        "cost_usd": budget.spent_usd,
+        "latency_s": ok["latency_s"],
+        "attempts": 1,
+        "status": "ok",
+        "error": None,
+        "cached": 0,
+    }
+    assert hit == {
+        **who,
+        "model": "gpt-4o-mini",
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": None,
+        "latency_s": None,
+        "attempts": 1,
+        "status": "ok",
+        "error": None,
+        "cached": 1,
+    }
+    (resp,) = store._query("SELECT request_hash, model, input_tokens, output_tokens, cost_usd FROM responses")
+    stored = (ok["request_hash"], served, ok["input_tokens"], ok["output_tokens"], budget.spent_usd)
+    assert tuple(resp) == stored
 
 
 @pytest.mark.parametrize("method", ["all-at-once", "step-by-step", "binary-search"])

@@ -43,7 +43,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
-import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -51,20 +50,17 @@ from typing import Any, TypeVar
 
 import orjson
 
-from mastkit.annotate.judge.judge import ResponseCache
+from mastkit.annotate.judge.call import CallUsage, ResponseCache, cached_call
 from mastkit.annotate.judge.parse import ReplyError, _int, _json_object, normalise_code
 from mastkit.annotate.judge.render import RenderOptions, defuse, fence_nonce, render_events
 from mastkit.annotate.model import Attribution, ModeVerdict
 from mastkit.annotate.rules import run_detectors
-from mastkit.annotate.run import BudgetExceededError
 from mastkit.providers import (
     CHARS_PER_TOKEN,
     Budget,
-    BudgetExceeded,
     ChatMessage,
     ChatRequest,
     Provider,
-    prompt_hash,
     run_sync,
 )
 from mastkit.taxonomy import Taxonomy, load_taxonomy
@@ -114,15 +110,6 @@ class AttributionOptions:
 
 
 @dataclass
-class _Usage:
-    calls: int = 0
-    cached: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-
-
-@dataclass
 class _Ctx:
     """One trace being attributed: renderings, candidates, prompt parts."""
 
@@ -138,7 +125,7 @@ class _Ctx:
     hints: list[ModeVerdict]
     renders: list[list[tuple[int, str]]] = field(default_factory=list)
     """The rendered blocks at each clip level."""
-    usage: _Usage = field(default_factory=_Usage)
+    usage: CallUsage = field(default_factory=CallUsage)
 
 
 # -- reply schemas ---------------------------------------------------------------------------------
@@ -769,79 +756,15 @@ class LLMAttributor:
             seed=seed,
             metadata={"trace_id": ctx.trace.trace_id, "method": ctx.method, "ask": kind},
         )
-        r_hash = prompt_hash(self.provider.name, self.provider.model, messages, req)
-        config_hash = f"attr:{ctx.method}:{self.version}"
-        log = self.cache.log_call if self.cache is not None else None
-        if self.cache is not None:
-            hit = self.cache.cached_response(r_hash)
-            if hit is not None:
-                ctx.usage.cached += 1
-                self.cache.log_call(
-                    trace_id=ctx.trace.trace_id,
-                    config_hash=config_hash,
-                    provider=self.provider.name,
-                    model=self.provider.model,
-                    request_hash=r_hash,
-                    cached=True,
-                )
-                return str(hit.text)
-        reservation = None
-        if self.budget is not None:
-            prompt_tokens = sum(self.provider.estimate_tokens(m.content) for m in messages)
-            estimate = self.provider.estimate_cost(prompt_tokens, self.options.max_output_tokens // 4)
-            try:
-                reservation = self.budget.reserve(estimate)
-            except BudgetExceeded as exc:
-                raise BudgetExceededError(str(exc)) from None
-        t0 = time.monotonic()
-        try:
-            resp = await self.provider.complete(req)
-        except Exception as exc:
-            if self.budget is not None and reservation is not None:
-                self.budget.release(reservation)
-            if log is not None:
-                log(
-                    trace_id=ctx.trace.trace_id,
-                    config_hash=config_hash,
-                    provider=self.provider.name,
-                    model=self.provider.model,
-                    request_hash=r_hash,
-                    latency_s=time.monotonic() - t0,
-                    attempts=getattr(exc, "attempts", 1),
-                    status="error",
-                    error=f"{type(exc).__name__}: {exc}"[:500],
-                )
-            raise
-        if self.budget is not None and reservation is not None:
-            self.budget.settle(
-                reservation, resp.cost_usd, input_tokens=resp.input_tokens, output_tokens=resp.output_tokens
-            )
-        ctx.usage.calls += 1
-        ctx.usage.input_tokens += resp.input_tokens or 0
-        ctx.usage.output_tokens += resp.output_tokens or 0
-        ctx.usage.cost_usd += resp.cost_usd or 0.0
-        if self.cache is not None:
-            self.cache.put_response(
-                r_hash,
-                resp.text,
-                model=resp.model,
-                input_tokens=resp.input_tokens or 0,
-                output_tokens=resp.output_tokens or 0,
-                cost_usd=resp.cost_usd,
-            )
-            self.cache.log_call(
-                trace_id=ctx.trace.trace_id,
-                config_hash=config_hash,
-                provider=self.provider.name,
-                model=resp.model or self.provider.model,
-                request_hash=r_hash,
-                input_tokens=resp.input_tokens or 0,
-                output_tokens=resp.output_tokens or 0,
-                cost_usd=resp.cost_usd,
-                latency_s=resp.latency_s,
-                attempts=resp.attempts,
-            )
-        return resp.text
+        return await cached_call(
+            self.provider,
+            req,
+            cache=self.cache,
+            budget=self.budget,
+            usage=ctx.usage,
+            trace_id=ctx.trace.trace_id,
+            config_hash=f"attr:{ctx.method}:{self.version}",
+        )
 
 
 # -- helpers -------------------------------------------------------------------------------------------

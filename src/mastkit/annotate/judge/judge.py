@@ -12,12 +12,12 @@ window is asked k times and the verdicts are voted.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, cast
+from typing import cast
 
 from mastkit.annotate.detectors._base import detectors
+from mastkit.annotate.judge.call import CallUsage, ResponseCache, cached_call
 from mastkit.annotate.judge.parse import ParsedReply, ReplyError, parse_reply
 from mastkit.annotate.judge.prompt import PROMPT_VERSION, reply_schema, system_prompt, user_prompt
 from mastkit.annotate.judge.render import Window, fence_nonce, render_windows
@@ -30,43 +30,9 @@ from mastkit.annotate.model import (
     VerdictValue,
 )
 from mastkit.annotate.rules import run_detectors
-from mastkit.annotate.run import BudgetExceededError
-from mastkit.providers import Budget, BudgetExceeded, ChatMessage, ChatRequest, Provider, prompt_hash
+from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
-
-
-class ResponseCache(Protocol):
-    """Response cache and call log (``mastkit.store.Store`` implements it)."""
-
-    def cached_response(self, r_hash: str) -> Any: ...
-    def put_response(
-        self,
-        r_hash: str,
-        text: str,
-        *,
-        model: str | None,
-        input_tokens: int,
-        output_tokens: int,
-        cost_usd: float | None,
-    ) -> None: ...
-    def log_call(
-        self,
-        *,
-        trace_id: str | None,
-        config_hash: str | None,
-        provider: str | None,
-        model: str | None,
-        request_hash: str | None,
-        input_tokens: int = 0,
-        output_tokens: int = 0,
-        cost_usd: float | None = None,
-        latency_s: float | None = None,
-        attempts: int = 1,
-        status: str = "ok",
-        error: str | None = None,
-        cached: bool = False,
-    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -91,11 +57,9 @@ class JudgeOptions:
 
 
 @dataclass
-class _Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    calls: int = 0
+class _Usage(CallUsage):
+    """One trace's calls (cache hits are counted but not reported) and what redaction removed."""
+
     redactions: Counter[str] = field(default_factory=Counter)
     """Secrets the provider removes from each window's prompt before sending, by kind."""
 
@@ -150,78 +114,15 @@ class JudgeAnnotator:
             schema_name="failure_vector",
             seed=seed,
         )
-        # The cache key is the hash of the request before redaction (what we would send).
-        r_hash = prompt_hash(self.provider.name, self.provider.model, messages, req)
-        if self.cache is not None:
-            hit = self.cache.cached_response(r_hash)
-            if hit is not None:
-                self.cache.log_call(
-                    trace_id=trace_id,
-                    config_hash=self.config_hash,
-                    provider=self.provider.name,
-                    model=self.provider.model,
-                    request_hash=r_hash,
-                    cached=True,
-                )
-                return str(hit.text)
-        reservation = None
-        if self.budget is not None:
-            prompt_tokens = sum(self.provider.estimate_tokens(m.content) for m in messages)
-            estimate = self.provider.estimate_cost(prompt_tokens, self.options.max_output_tokens // 4)
-            try:
-                reservation = self.budget.reserve(estimate)
-            except BudgetExceeded as exc:
-                raise BudgetExceededError(str(exc)) from None
-        t0 = time.monotonic()
-        try:
-            resp = await self.provider.complete(req)
-        except Exception as exc:
-            if self.budget is not None and reservation is not None:
-                self.budget.release(reservation)
-            if self.cache is not None:
-                self.cache.log_call(
-                    trace_id=trace_id,
-                    config_hash=self.config_hash,
-                    provider=self.provider.name,
-                    model=self.provider.model,
-                    request_hash=r_hash,
-                    latency_s=time.monotonic() - t0,
-                    attempts=getattr(exc, "attempts", 1),
-                    status="error",
-                    error=f"{type(exc).__name__}: {exc}"[:500],
-                )
-            raise
-        cost = resp.cost_usd or 0.0
-        if self.budget is not None and reservation is not None:
-            self.budget.settle(
-                reservation, resp.cost_usd, input_tokens=resp.input_tokens, output_tokens=resp.output_tokens
-            )
-        usage.input_tokens += resp.input_tokens or 0
-        usage.output_tokens += resp.output_tokens or 0
-        usage.cost_usd += cost
-        usage.calls += 1
-        if self.cache is not None:
-            self.cache.put_response(
-                r_hash,
-                resp.text,
-                model=resp.model,
-                input_tokens=resp.input_tokens or 0,
-                output_tokens=resp.output_tokens or 0,
-                cost_usd=resp.cost_usd,
-            )
-            self.cache.log_call(
-                trace_id=trace_id,
-                config_hash=self.config_hash,
-                provider=self.provider.name,
-                model=resp.model or self.provider.model,
-                request_hash=r_hash,
-                input_tokens=resp.input_tokens or 0,
-                output_tokens=resp.output_tokens or 0,
-                cost_usd=resp.cost_usd,
-                latency_s=resp.latency_s,
-                attempts=resp.attempts,
-            )
-        return resp.text
+        return await cached_call(
+            self.provider,
+            req,
+            cache=self.cache,
+            budget=self.budget,
+            usage=usage,
+            trace_id=trace_id,
+            config_hash=self.config_hash,
+        )
 
     # -- one window, one sample ------------------------------------------------------------
 
