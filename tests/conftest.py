@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mastkit.errors import TraceLoadError
+    from mastkit.store import Store
     from mastkit.traces import Trace
 
 import pytest
@@ -84,3 +85,10 @@ def sqlite_file(path: Path, *statements: str) -> Path:
     finally:
         con.close()
     return path
+
+
+def call_rows(store: Store) -> list[dict[str, Any]]:
+    """The store's call log, oldest first, without the row id and timestamp (tests of the rows a
+    model call writes, from the judge and from the attributor)."""
+    rows = store._query("SELECT * FROM calls ORDER BY id")
+    return [{k: v for k, v in dict(r).items() if k not in ("id", "created_at")} for r in rows]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import call_rows
 from mastkit.annotate import annotate
 from mastkit.annotate.judge.render import fence_nonce
 from mastkit.annotate.model import Annotation
@@ -224,12 +225,6 @@ def test_persistent_500_fails_that_trace_only() -> None:
     assert {a.trace_id for a in store.annotations()} == {"a", "c"}  # nothing stored for the failed one
     calls = store.call_stats()
     assert calls["failed"] == 1
-
-
-def call_rows(store: Store) -> list[dict[str, Any]]:
-    """The call log, oldest first, without the row id and timestamp."""
-    rows = store._query("SELECT * FROM calls ORDER BY id")
-    return [{k: v for k, v in dict(r).items() if k not in ("id", "created_at")} for r in rows]
 
 
 def test_provider_failure_is_logged_and_its_budget_reservation_released() -> None:

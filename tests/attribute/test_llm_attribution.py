@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import shared_path
+from conftest import call_rows, shared_path
 from mastkit import load_traces
 from mastkit.analyze.attribution import gold_attribution, score_attribution
 from mastkit.annotate.judge.render import fence_nonce
@@ -282,12 +282,6 @@ def test_provider_error_recorded() -> None:
     with FakeLLMServer(default=Reply.server_error()) as srv:
         report = attribute([make_trace()], "binary-search", judge=judge_for(srv))
     assert not report.results and len(report.errors) == 1 and "500" in report.errors[0]["reason"]
-
-
-def call_rows(store: Store) -> list[dict[str, Any]]:
-    """The call log, oldest first, without the row id and timestamp."""
-    rows = store._query("SELECT * FROM calls ORDER BY id")
-    return [{k: v for k, v in dict(r).items() if k not in ("id", "created_at")} for r in rows]
 
 
 def test_provider_failure_is_logged_and_its_budget_reservation_released() -> None:
