@@ -179,8 +179,8 @@ class ChatMessagesImporter(Importer):
                     tau2["tau2_task"] = task
                 yield from self._records(src, sim, index=i, pointer=f"/simulations/{i}", tau2=tau2)
             return
-        if _message_list(doc) is not None:
-            yield self._trace(src, doc, index=None)
+        if (found := _message_list(doc)) is not None:
+            yield self._trace(src, doc, found, index=None)
         elif isinstance(doc, list):
             for i, rec in enumerate(doc):
                 yield from self._records(src, rec, index=i)
@@ -197,12 +197,13 @@ class ChatMessagesImporter(Importer):
         pointer: str = "",
         tau2: dict[str, Any] | None = None,
     ) -> Iterator[Trace | TraceLoadError]:
-        if _conversation(rec) is None:
+        found = _conversation(rec)
+        if found is None:
             where = f" ({pointer})" if pointer else ""
             yield TraceLoadError(src.path, f"record has no chat message list{where}", line=line)
             return
         try:
-            yield self._trace(src, rec, index=index, line=line, pointer=pointer, tau2=tau2)
+            yield self._trace(src, rec, found, index=index, line=line, pointer=pointer, tau2=tau2)
         except (ValueError, TypeError, KeyError) as exc:
             yield TraceLoadError(src.path, f"bad record: {validation_reason(exc)}", line=line)
 
@@ -210,15 +211,14 @@ class ChatMessagesImporter(Importer):
         self,
         src: Source,
         rec: Any,
+        found: tuple[list[Any], str],
         *,
         index: int | None,
         line: int | None = None,
         pointer: str = "",
         tau2: dict[str, Any] | None = None,
     ) -> Trace:
-        found = _conversation(rec)
-        if found is None:
-            raise FormatError("no chat message list found")
+        """The trace of ``rec``, whose messages and their key (``found``) the caller has found."""
         messages, key = found
         meta: dict[str, Any] = {k: v for k, v in rec.items() if k != key} if isinstance(rec, dict) else {}
         native_id = next((meta[k] for k in ("trace_id", "id", "session_id", "run_id") if meta.get(k)), None)
