@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import io
 import json
 import os
 import pickle
@@ -408,6 +409,7 @@ def test_pickles_and_settings_are_never_opened(tmp_path: Path, monkeypatch: pyte
         raise AssertionError("a pickle was loaded")
 
     monkeypatch.setattr(builtins, "open", spy)
+    monkeypatch.setattr(io, "open", spy)  # what Path.read_text / read_bytes / open call
     monkeypatch.setattr(os, "open", os_spy)
     monkeypatch.setattr(pickle, "load", refuse)
     monkeypatch.setattr(pickle, "loads", refuse)
