@@ -323,6 +323,22 @@ def test_numbers_out_of_range_are_dropped(tmp_path: Path) -> None:
     assert all(e.tool_result.duration_ms is None for e in t.events if e.tool_result is not None)
 
 
+@pytest.mark.parametrize("text", ["--5", "\u00b2", "9" * 5000])
+def test_a_count_int_cannot_read_is_dropped_not_the_session(tmp_path: Path, text: str) -> None:
+    """Text that str.isdigit() accepts but int() does not (a doubled sign, a superscript digit,
+    more digits than Python converts) is no count; it used to raise and lose the session."""
+    doc = json.loads((FIX / "claude_code_otlp_logs.json").read_text())
+    for r in doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]:
+        for kv in r["attributes"]:
+            if kv["key"] == "input_tokens":
+                kv["value"] = {"stringValue": text}
+    path = tmp_path / "logs.json"
+    path.write_text(json.dumps(doc))
+    calls = [e for e in _one(path).events if e.kind == "llm_call"]
+    assert [c.usage.input_tokens for c in calls if c.usage] == [None, None]
+    assert all(c.usage and c.usage.output_tokens for c in calls)  # the rest of the usage is read
+
+
 def _request(*records: dict[str, Any], service: str = "svc") -> dict[str, Any]:
     """A logs request whose records have plain-object attributes and bodies (as the ITBench decoder
     and many exporters write them)."""

@@ -173,11 +173,13 @@ def count(v: Any) -> int | None:
     float is truncated. None for anything else."""
     if isinstance(v, bool):
         return None
-    if isinstance(v, int):
-        n = v
-    elif isinstance(v, str) and v.strip().lstrip("+-").isdigit():
-        n = int(v)
-    else:
+    n: int | None = v if isinstance(v, int) else None
+    if isinstance(v, str):
+        try:
+            n = int(v)  # exact, where a float is not (a count above 2**53)
+        except ValueError:  # "1e3", "--5", "²", more than 4,300 digits
+            n = None
+    if n is None:
         f = number(v)
         if f is None:
             return None
