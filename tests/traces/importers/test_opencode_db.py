@@ -656,6 +656,26 @@ def test_bad_rows_are_reported_and_the_rest_loads(tmp_path: Path) -> None:
     assert traces[SES_A].kind_counts()["tool_call"] == 4
 
 
+def test_text_that_is_not_utf8_is_read_with_replacement_characters(tmp_path: Path) -> None:
+    # a damaged file: TEXT cells whose bytes are not UTF-8 (the default text factory fails the query,
+    # and with it the whole session)
+    db = write_opencode_db(tmp_path / "opencode.db", sessions=[SES_B])
+    con = sqlite3.connect(db)
+    con.execute(
+        "INSERT INTO `message` VALUES ('msg_zzz', ?, 1, 1, CAST(? AS TEXT))",
+        (SES_B, b'{"role": "user", "agent": "b\xffuild"}'),
+    )
+    con.execute(
+        "INSERT INTO `part` VALUES ('prt_zzz', 'msg_zzz', ?, 1, 1, CAST(? AS TEXT))",
+        (SES_B, b'{"type": "text", "text": "caf\xe9 au lait"}'),
+    )
+    con.commit()
+    con.close()
+    traces, errors = _load(db)
+    assert list(traces) == [SES_B] and errors == []
+    assert "caf\ufffd au lait" in [e.content for e in traces[SES_B].events]
+
+
 def test_project_row_that_cannot_be_read(tmp_path: Path) -> None:
     # a project table SQLite fails on (a generated column calling a function only the writer had):
     # each trace says so and still loads, without its project
