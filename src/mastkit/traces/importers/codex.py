@@ -1479,39 +1479,42 @@ _WS_MARKERS = ("agent_output.json", "judge_output.json", "agent_remediation.json
 _WS_TRACES = ("traces/stdout.log", "traces/traces.jsonl")  # the exec stream; Codex's OTLP logs
 
 
-def _telemetry_trace(importer_name: str, folder: Path, path: Path) -> Iterator[Trace | TraceLoadError]:
-    """The workspace's events from Codex's OTLP log records (``--collect-traces``), read by the
-    ``otel_logs`` importer: one trace per conversation there (the harness may resume the agent),
-    joined in time order, ``segment`` = conversation index. The source of last resort: these
-    records carry less than a rollout or the exec stream."""
+def _telemetry(path: Path) -> tuple[list[Event], dict[str, Any], list[TraceLoadError]]:
+    """The workspace's events and trace fields from Codex's OTLP log records (``--collect-traces``),
+    read by the ``otel_logs`` importer, and its per-record errors: one trace per conversation there
+    (the harness may resume the agent), joined in time order, ``segment`` = conversation index. The
+    source of last resort: these records carry less than a rollout or the exec stream, and no
+    termination, outcome or trace-level usage."""
     parts: list[Trace] = []
+    errors: list[TraceLoadError] = []
     try:
         for item in get_importer("otel_logs").load(Source(path)):
             if isinstance(item, Trace):
                 parts.append(item)
             else:
-                yield item
+                errors.append(item)
     except FormatError as exc:  # the file's own error, not the folder's
         raise TraceLoadError(path, exc.reason, line=exc.line, offset=exc.offset) from exc
     if not parts:
         raise TraceLoadError(path, "no log records found")
     parts.sort(key=lambda t: (t.started_at is None, t.started_at or datetime.min.replace(tzinfo=UTC)))
-    b = TraceBuilder(importer_name, folder)
+    events: list[Event] = []
     for segment, part in enumerate(parts):
         for ev in part.events:
-            ev.seq, ev.segment = len(b.events), segment
-            b.events.append(ev)
+            ev.seq, ev.segment = len(events), segment
+            events.append(ev)
     models = [t.model for t in parts if t.model]
     starts = [t.started_at for t in parts if t.started_at is not None]
     ends = [t.ended_at for t in parts if t.ended_at is not None]
-    yield b.build(  # otel_logs gives no termination, outcome or trace-level usage: nothing to join
-        framework=parts[0].framework,
-        model=models[0] if models else None,
-        task=parts[0].task,
-        started_at=min(starts, default=None),
-        ended_at=max(ends, default=None),
-        extra={"telemetry": [{"trace_id": t.trace_id, **t.extra} for t in parts]},
-    )
+    fields = {
+        "framework": parts[0].framework,
+        "model": models[0] if models else None,
+        "task": parts[0].task,
+        "started_at": min(starts, default=None),
+        "ended_at": max(ends, default=None),
+        "extra": {"telemetry": [{"trace_id": t.trace_id, **t.extra} for t in parts]},
+    }
+    return events, fields, errors
 
 
 @register
@@ -1551,29 +1554,32 @@ class CodexWorkspaceImporter(Importer):
         elif stdout_log.is_file() or telemetry.is_file():
             if stdout_log.is_file():
                 produced = list(load_exec_stream(self.name, stdout_log, trace_id=trace_id))
+                yield from (x for x in produced if isinstance(x, TraceLoadError))
+                exec_traces = [x for x in produced if isinstance(x, Trace)]
+                if not exec_traces:
+                    raise FormatError("workspace has no rollout and traces/stdout.log has no events")
+                t = exec_traces[0]
+                events = t.events
+                keep = (
+                    "framework",
+                    "model",
+                    "task",
+                    "started_at",
+                    "ended_at",
+                    "termination",
+                    "outcome",
+                    "usage",
+                    "extra",
+                )
+                fields = {k: getattr(t, k) for k in keep}
+                source_paths = [str(stdout_log)]
             else:
-                produced = list(_telemetry_trace(self.name, folder, telemetry))
-            yield from (x for x in produced if isinstance(x, TraceLoadError))
-            exec_traces = [x for x in produced if isinstance(x, Trace)]
-            if not exec_traces:
-                raise FormatError("workspace has no rollout and traces/stdout.log has no events")
-            t = exec_traces[0]
+                events, fields, errors = _telemetry(telemetry)
+                yield from errors
+                source_paths = [str(telemetry)]
             b = TraceBuilder(self.name, folder, trace_id=trace_id)
-            b.events = list(t.events)
-            keep = (
-                "framework",
-                "model",
-                "task",
-                "started_at",
-                "ended_at",
-                "termination",
-                "outcome",
-                "usage",
-                "extra",
-            )
-            fields = {k: getattr(t, k) for k in keep}
+            b.events = list(events)
             st = None
-            source_paths = [str(stdout_log if stdout_log.is_file() else telemetry)]
         else:
             raise FormatError(
                 "workspace has no sessions/**/rollout-*.jsonl, no traces/stdout.log and no traces/traces.jsonl"
