@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -287,3 +288,23 @@ def test_js_mcp_data_as_json_text(tmp_path: Path) -> None:
     traces, _errors = _load(path)
     call = next(e for e in traces[0].events if e.tool_call)
     assert call.tool_call is not None and call.tool_call.namespace == "fs"
+
+
+def _span(sid: str, parent: str | None, second: int, data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "object": "trace.span", "id": sid, "trace_id": "trace_1", "parent_id": parent,
+        "started_at": f"2025-01-01T00:00:0{second}+00:00", "ended_at": f"2025-01-01T00:00:0{second}.5+00:00",
+        "span_data": data,
+    }  # fmt: skip
+
+
+def test_an_output_message_keeps_its_finish_reason(tmp_path: Path) -> None:
+    """As in the otlp importer (one shared walk): a model output message's finish reason, when the
+    message has one, is in its event's extra."""
+    output = [{"role": "assistant", "content": "Cut short", "finish_reason": "length"}]
+    gen = {"type": "generation", "model": "m", "input": [{"role": "user", "content": "Go"}], "output": output}
+    path = tmp_path / "gen.json"
+    path.write_text(json.dumps({"data": [_span("span_g", None, 1, gen)]}))
+    (t,) = list(load_traces(path))
+    [answer] = [e for e in t.events if e.kind == "message" and e.role == "assistant"]
+    assert (answer.content, answer.extra.get("finish_reason")) == ("Cut short", "length")

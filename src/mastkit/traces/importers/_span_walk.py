@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from mastkit.traces._build import TraceBuilder, parse_arguments, source_ref
 from mastkit.traces.importers._llm_spans import Msg, PendingCalls, SeenContext
@@ -127,9 +127,6 @@ class SpanContext(ABC, Generic[S]):
     """The state of one trace while its span tree is walked, and the events every span format
     gives alike. An importer subclasses it to say what a span's first event records of the span
     (:meth:`span_extra`) and to add state of its own."""
-
-    message_finish_reason: ClassVar[bool] = False
-    """Whether an output message's event records the message's finish reason in its ``extra``."""
 
     def __init__(self, b: TraceBuilder) -> None:
         self.b = b
@@ -251,17 +248,15 @@ class SpanContext(ABC, Generic[S]):
 
     def output_events(self, span: S, m: Msg, common: dict[str, Any]) -> None:
         """The events of one output message of a model call, at the span's end: its reasoning,
-        its text and one ``tool_call`` per call (each now waits for its result). ``common`` holds
-        the fields they all share (actor, role, model, llm_call_id)."""
+        its text (with the message's finish reason, if it has one, in ``extra``) and one
+        ``tool_call`` per call (each now waits for its result). ``common`` holds the fields they
+        all share (actor, role, model, llm_call_id)."""
         self.seen.add(m)
         if m.reasoning:
             self.emit(span, "reasoning", at_end=True, content=m.reasoning, **common)
         if m.text:
-            if self.message_finish_reason:
-                fin = {"finish_reason": m.finish_reason} if m.finish_reason else {}
-                self.emit(span, "message", at_end=True, content=m.text, extra=fin, **common)
-            else:
-                self.emit(span, "message", at_end=True, content=m.text, **common)
+            fin = {"finish_reason": m.finish_reason} if m.finish_reason else {}
+            self.emit(span, "message", at_end=True, content=m.text, extra=fin, **common)
         for c in m.calls:
             args, raw_args = parse_arguments(c.arguments)
             self.pending.add(c.call_id, c.name)

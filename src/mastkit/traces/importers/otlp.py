@@ -336,8 +336,6 @@ def _vercel_op(attrs: dict[str, Any], name: str) -> str | None:
 class _Ctx(SpanContext[_Span]):
     """Per-trace state while walking the span tree."""
 
-    message_finish_reason = True
-
     def __init__(self, b: TraceBuilder) -> None:
         super().__init__(b)
         self.wrappers: set[str] = set()
