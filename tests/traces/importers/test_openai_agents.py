@@ -308,3 +308,18 @@ def test_an_output_message_keeps_its_finish_reason(tmp_path: Path) -> None:
     (t,) = list(load_traces(path))
     [answer] = [e for e in t.events if e.kind == "message" and e.role == "assistant"]
     assert (answer.content, answer.extra.get("finish_reason")) == ("Cut short", "length")
+
+
+def test_a_span_that_is_its_own_parent_is_a_root_in_start_order(tmp_path: Path) -> None:
+    """The span tree drops a self-reference (this importer keeps the parent id as written, so the
+    tree's rule is what is tested): each such span is a root, walked in start-time order, not
+    left to the cycle breaker after the true roots."""
+    spans = [
+        _span("span_c", "span_c", 3, {"type": "custom", "name": "late self-parent"}),
+        _span("span_b", None, 2, {"type": "custom", "name": "root"}),
+        _span("span_a", "span_a", 1, {"type": "custom", "name": "early self-parent"}),
+    ]
+    path = tmp_path / "self.json"
+    path.write_text(json.dumps({"data": spans}))
+    (t,) = list(load_traces(path))
+    assert [e.content for e in t.events] == ["early self-parent", "root", "late self-parent"]

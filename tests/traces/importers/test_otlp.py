@@ -333,7 +333,8 @@ def test_parent_cycle_and_duplicate_spans(tmp_path: Path) -> None:
 
 
 def test_a_span_that_is_its_own_parent_is_a_root_in_start_order(tmp_path: Path) -> None:
-    # the self-reference is dropped: each such span is a root, walked in start-time order
+    # the self-reference is dropped when the span is read (its event has no parent); each such
+    # span is a root, walked in start-time order (the walk's own rule is tested in test_openai_agents)
     spans = [
         _sp("00000000000000a3", "00000000000000a3", name="late self-parent"),
         _sp("00000000000000a2", name="root"),
@@ -342,7 +343,11 @@ def test_a_span_that_is_its_own_parent_is_a_root_in_start_order(tmp_path: Path) 
     path = tmp_path / "self.jsonl"
     path.write_text("\n".join(json.dumps(_req(x)) for x in spans) + "\n")
     (t,) = list(load_traces(path))
-    assert [e.extra["span_name"] for e in t.events] == ["early self-parent", "root", "late self-parent"]
+    assert [(e.extra["span_name"], e.parent_id) for e in t.events] == [
+        ("early self-parent", None),
+        ("root", None),
+        ("late self-parent", None),
+    ]
 
 
 def test_unknown_openinference_history_flagged(tmp_path: Path) -> None:
