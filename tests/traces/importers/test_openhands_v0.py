@@ -454,13 +454,23 @@ def test_folder_sniff_by_content(tmp_path: Path) -> None:
     for i in range(2):
         (other / "events" / f"{i}.json").unlink()
     assert imp.sniff(Source(other)) == 0.5  # empty: a conversation not written yet
-    # V1 event objects in <id>.json files, or a V1 conversation with an empty events folder
+    # V1 conversations, each beside a metadata.json a V0 conversation could have (which alone would
+    # make the folder a V0 conversation whose events cannot be read, 0.7): a base_state.json with an
+    # empty events folder, V1 event-NNNNN-<id>.json files, V1 event objects in <id>.json files
     v1conv = tmp_path / "v1" / "conv"
     (v1conv / "events").mkdir(parents=True)
+    (v1conv / "metadata.json").write_text(
+        json.dumps(
+            {"conversation_id": "x", "created_at": "2025-05-13T14:40:10Z", "conversation_version": "V1"}
+        )
+    )
     (v1conv / "base_state.json").write_text('{"id": "x"}')
     assert imp.sniff(Source(v1conv)) == 0
-    (v1conv / "events" / "0.json").write_text('{"kind": "MessageEvent", "id": "a", "source": "user"}')
     (v1conv / "base_state.json").unlink()
+    v1_event = {"kind": "ActionEvent", "id": "a", "source": "agent", "action": {"kind": "ExecuteBashAction"}}
+    (v1conv / "events" / "event-00000-a.json").write_text(json.dumps(v1_event))
+    assert imp.sniff(Source(v1conv)) == 0
+    (v1conv / "events" / "event-00000-a.json").rename(v1conv / "events" / "0.json")
     assert imp.sniff(Source(v1conv)) == 0
 
 
