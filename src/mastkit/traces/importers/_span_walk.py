@@ -57,9 +57,7 @@ class SpanTree(Generic[S]):
     """The spans of one trace as a tree (see :func:`span_tree`)."""
 
     by_id: dict[str, S]
-    """Each span by its id (the first copy when a span was exported twice)."""
-    spans: list[S]
-    """The same spans in file order."""
+    """Each span by its id (the first copy when a span was exported twice), in file order."""
     roots: list[S]
     """The spans whose parent is not in the trace, in start-time order."""
     children: dict[str, list[S]]
@@ -67,16 +65,20 @@ class SpanTree(Generic[S]):
     duplicates: int
     """How many spans were left out as a second copy of a span id."""
 
+    @property
+    def spans(self) -> list[S]:
+        """The spans (one copy of each id) in file order."""
+        return list(self.by_id.values())
+
 
 def span_tree(spans: list[S]) -> SpanTree[S]:
     """The tree of one trace's spans. A span whose parent is missing (or is itself) is a root."""
     by_id: dict[str, S] = {}
     for s in spans:
         by_id.setdefault(s.span_id, s)
-    unique = list(by_id.values())
     children: dict[str, list[S]] = {}
     roots: list[S] = []
-    for s in unique:
+    for s in by_id.values():
         if s.parent_id is not None and s.parent_id in by_id and s.parent_id != s.span_id:
             children.setdefault(s.parent_id, []).append(s)
         else:
@@ -84,7 +86,7 @@ def span_tree(spans: list[S]) -> SpanTree[S]:
     for lst in children.values():
         lst.sort(key=sort_key)
     roots.sort(key=sort_key)
-    return SpanTree(by_id, unique, roots, children, len(spans) - len(unique))
+    return SpanTree(by_id, roots, children, len(spans) - len(by_id))
 
 
 def walk(
@@ -117,7 +119,7 @@ def walk(
             stack.append((False, span, own))
             for child in reversed(children.get(span.span_id, [])):
                 stack.append((True, child, own))
-        rest = [s for s in tree.spans if s.span_id not in visited]
+        rest = [s for s in tree.by_id.values() if s.span_id not in visited]
         if not rest:
             return
         todo = [min(rest, key=sort_key)]
