@@ -387,6 +387,15 @@ def test_cache_pages_never_duplicate_and_fill_missing_ids(tmp_path: Path) -> Non
     # the page is not loaded on its own in a walk (it would read as a trajectory list)
     traces, errors = _split(list(iter_load(tmp_path)))
     assert len(traces) == 1 and len(errors) == 1
+    # every single file lost, the page left, in a folder no longer under sessions/: recognised by
+    # the page and read from it alone
+    kept = tmp_path / "backup" / "c0ffee"
+    shutil.copytree(conv / "event_cache", kept / "event_cache")
+    (kept / "events").mkdir()
+    assert get_importer("openhands_v0").sniff(Source(kept)) == 0.5
+    traces, errors = _split(list(iter_load(kept)))
+    (t,) = traces
+    assert not errors and [e.raw["id"] for e in t.events if e.raw] == list(range(25))
 
 
 def test_pickles_and_settings_are_never_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
