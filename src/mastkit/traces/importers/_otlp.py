@@ -347,6 +347,7 @@ def choice_messages(attrs: dict[str, Any]) -> list[Msg]:
     return messages_from(body, "assistant")
 
 
+# Members of a Bedrock Converse ``ContentBlock`` (Strands message content).
 _BEDROCK_BLOCK_KEYS = frozenset(
     {
         "text", "toolUse", "toolResult", "reasoningContent", "image", "document", "video", "cachePoint",

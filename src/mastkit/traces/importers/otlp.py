@@ -1247,7 +1247,6 @@ def _tool_event_io(events: list[tuple[str, datetime | None, dict[str, Any]]]) ->
     return args, result
 
 
-# Members of a Bedrock Converse ``ContentBlock`` (Strands message content).
 def _vercel_part(p: Any) -> Any:
     """A Vercel AI SDK prompt content part in the typed-part spelling :func:`messages_from` reads:
     ``tool-call`` ``{toolCallId, toolName, args}`` (``input`` from 5.0) and ``tool-result`` ``{toolCallId,
