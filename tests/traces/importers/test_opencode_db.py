@@ -618,6 +618,30 @@ def test_rows_still_in_the_wal_are_read_and_nothing_is_written(tmp_path: Path) -
     assert [_digest(f) for f in files] == before
 
 
+def test_one_snapshot_while_opencode_writes(tmp_path: Path) -> None:
+    # rows OpenCode commits while a load is under way are not read: the load is one read transaction
+    db = write_opencode_db(tmp_path / "opencode.db", wal=True)
+    items = get_importer("opencode_db").load(Source(db))
+    first = next(i for i in items if isinstance(i, Trace))
+    assert first.trace_id == SES_A
+    writer = sqlite3.connect(db)
+    try:
+        writer.execute(
+            "INSERT INTO `message` VALUES ('msg_zzz', ?, 1, 1, ?)", (SES_B, json.dumps({"role": "user"}))
+        )
+        writer.execute(
+            "INSERT INTO `part` VALUES ('prt_zzz', 'msg_zzz', ?, 1, 1, ?)",
+            (SES_B, json.dumps({"type": "text", "text": "written during the load"})),
+        )
+        writer.commit()
+    finally:
+        writer.close()
+    [rest] = [i for i in items if isinstance(i, Trace)]
+    assert rest.trace_id == SES_B and "written during the load" not in [e.content for e in rest.events]
+    traces, _errors = _load(db)  # the next load reads it
+    assert "written during the load" in [e.content for e in traces[SES_B].events]
+
+
 # -- bad input -------------------------------------------------------------------------------
 
 
