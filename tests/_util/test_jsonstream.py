@@ -65,6 +65,15 @@ def test_jsonl_bad_line_is_reported_and_rest_continues() -> None:
     assert items[2][1] == raw.index(b'{"c"')
 
 
+@pytest.mark.parametrize("first", [b"\xef\xbb\xbf\n", b"\xef\xbb\xbf \r\n", b"\xef\xbb\xbf"])
+def test_jsonl_a_bom_before_a_blank_first_line_is_blank(first: bytes) -> None:
+    """A UTF-8 BOM then a blank line (or nothing) is a blank line, as Source's JSONL sniffing reads it."""
+    raw = first + b'{"a": 1}\n' if first.endswith(b"\n") else first
+    assert [(line, value) for line, _o, value in iter_jsonl(io.BytesIO(raw))] == (
+        [(2, {"a": 1})] if first.endswith(b"\n") else []
+    )
+
+
 @pytest.mark.parametrize(
     ("line", "reason"),
     [

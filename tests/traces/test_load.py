@@ -47,6 +47,14 @@ def test_public_api_loads_a_file(tmp_path: Path) -> None:
     assert [e.content for e in trace.events] == ["hi", "hello"]
 
 
+def test_jsonl_with_a_bom_then_a_blank_line_loads(tmp_path: Path) -> None:
+    """A UTF-8 BOM alone on the first line: the file is sniffed as JSONL past it, and its lines load
+    (the BOM line was a bad record, so no importer recognised the file)."""
+    lines = orjson.dumps(CHAT) + b"\n" + orjson.dumps({**CHAT, "id": "run-2"}) + b"\n"
+    p = write(tmp_path / "runs.jsonl", b"\xef\xbb\xbf\n" + lines)
+    assert [t.trace_id for t in load_traces(p)] == ["run-1", "run-2"]
+
+
 @pytest.mark.parametrize(
     ("data", "reason"),
     [

@@ -54,10 +54,10 @@ def iter_jsonl(fh: IO[bytes]) -> Iterator[tuple[int, int, Any]]:
     for line_no, line in enumerate(fh, start=1):
         start = offset
         offset += len(line)
+        if line_no == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]  # before the blank test: a BOM on a line of its own is a blank line
         if not line or line.isspace():  # isspace stops at the first other byte: no copy of the line
             continue
-        if line_no == 1 and line.startswith(b"\xef\xbb\xbf"):
-            line = line[3:]
         try:
             yield line_no, start, loads(line)  # JSON allows the surrounding whitespace and newline
         except orjson.JSONDecodeError as exc:
