@@ -50,7 +50,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from mastkit.annotate.judge.call import CallUsage, ResponseCache, cached_call
+from mastkit.annotate.judge.call import ResponseCache, cached_call
 from mastkit.annotate.judge.parse import ReplyError, _int, _json_object, normalise_code
 from mastkit.annotate.judge.render import RenderOptions, defuse, fence_nonce, render_events
 from mastkit.annotate.model import Attribution, ModeVerdict
@@ -125,7 +125,6 @@ class _Ctx:
     hints: list[ModeVerdict]
     renders: list[list[tuple[int, str]]] = field(default_factory=list)
     """The rendered blocks at each clip level."""
-    usage: CallUsage = field(default_factory=CallUsage)
 
 
 # -- reply schemas ---------------------------------------------------------------------------------
@@ -761,7 +760,6 @@ class LLMAttributor:
             req,
             cache=self.cache,
             budget=self.budget,
-            usage=ctx.usage,
             trace_id=ctx.trace.trace_id,
             config_hash=f"attr:{ctx.method}:{self.version}",
         )

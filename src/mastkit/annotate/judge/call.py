@@ -55,9 +55,7 @@ class CallUsage:
     """What the calls made for one piece of work used, added up by :func:`cached_call`."""
 
     calls: int = 0
-    """Requests the provider answered (cache hits are not counted here)."""
-    cached: int = 0
-    """Requests answered from the response cache."""
+    """Requests the provider answered (cache hits are not counted)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -69,9 +67,9 @@ async def cached_call(
     *,
     cache: ResponseCache | None,
     budget: Budget | None,
-    usage: CallUsage,
     trace_id: str,
     config_hash: str,
+    usage: CallUsage | None = None,
 ) -> str:
     """Send ``req`` to ``provider`` and return the reply text, or the cached text of the same request.
 
@@ -80,9 +78,8 @@ async def cached_call(
     request (and logged as a cached call); otherwise the reply is stored and the call
     logged. With a ``budget``, the estimated cost (the prompt plus a quarter of the
     request's output token cap, none when it has no cap) is reserved before sending and
-    replaced by the real cost afterwards. ``usage`` gets the tokens and cost of every answered
-    request and the count of cache hits. ``trace_id`` and ``config_hash`` only label the
-    call log rows.
+    replaced by the real cost afterwards. ``usage``, when given, gets the tokens and cost of
+    every answered request. ``trace_id`` and ``config_hash`` only label the call log rows.
 
     Raises:
         BudgetExceededError: the reservation would pass the budget; nothing is sent or logged.
@@ -103,7 +100,6 @@ async def cached_call(
         )
         hit = cache.cached_response(r_hash)
         if hit is not None:
-            usage.cached += 1
             log(model=provider.model, cached=True)
             return str(hit.text)
     reservation = None
@@ -133,10 +129,11 @@ async def cached_call(
         budget.settle(
             reservation, resp.cost_usd, input_tokens=resp.input_tokens, output_tokens=resp.output_tokens
         )
-    usage.calls += 1
-    usage.input_tokens += resp.input_tokens or 0
-    usage.output_tokens += resp.output_tokens or 0
-    usage.cost_usd += resp.cost_usd or 0.0
+    if usage is not None:
+        usage.calls += 1
+        usage.input_tokens += resp.input_tokens or 0
+        usage.output_tokens += resp.output_tokens or 0
+        usage.cost_usd += resp.cost_usd or 0.0
     if cache is not None:
         cache.put_response(
             r_hash,

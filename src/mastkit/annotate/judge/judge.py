@@ -58,7 +58,7 @@ class JudgeOptions:
 
 @dataclass
 class _Usage(CallUsage):
-    """One trace's calls (cache hits are counted but not reported) and what redaction removed."""
+    """What one trace's calls used, and what redaction removed."""
 
     redactions: Counter[str] = field(default_factory=Counter)
     """Secrets the provider removes from each window's prompt before sending, by kind."""
@@ -119,9 +119,9 @@ class JudgeAnnotator:
             req,
             cache=self.cache,
             budget=self.budget,
-            usage=usage,
             trace_id=trace_id,
             config_hash=self.config_hash,
+            usage=usage,
         )
 
     # -- one window, one sample ------------------------------------------------------------
