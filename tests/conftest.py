@@ -92,3 +92,70 @@ def call_rows(store: Store) -> list[dict[str, Any]]:
     model call writes, from the judge and from the attributor)."""
     rows = store._query("SELECT * FROM calls ORDER BY id")
     return [{k: v for k, v in dict(r).items() if k not in ("id", "created_at")} for r in rows]
+
+
+# The rows one model call writes (annotate/judge/call.cached_call, which the judge and the LLM
+# attributor both use). ``who`` is the caller's labels: trace_id, config_hash and provider.
+
+
+def assert_call_and_cached_rerun_rows(
+    store: Store,
+    who: dict[str, Any],
+    *,
+    asked: str,
+    served: str,
+    input_tokens: int,
+    output_tokens: int,
+    cost_usd: float,
+) -> None:
+    """One answered call, then the same request answered from the cache: two call log rows and
+    one cached response. ``asked`` is the model requested, ``served`` the one the server named."""
+    ok, hit = call_rows(store)
+    assert ok["request_hash"].startswith("p1:") and ok["latency_s"] > 0
+    who = {**who, "request_hash": ok["request_hash"]}
+    assert ok == {
+        **who,
+        "model": served,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cost_usd": cost_usd,
+        "latency_s": ok["latency_s"],
+        "attempts": 1,
+        "status": "ok",
+        "error": None,
+        "cached": 0,
+    }
+    assert hit == {
+        **who,
+        "model": asked,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": None,
+        "latency_s": None,
+        "attempts": 1,
+        "status": "ok",
+        "error": None,
+        "cached": 1,
+    }
+    (resp,) = store._query("SELECT request_hash, model, input_tokens, output_tokens, cost_usd FROM responses")
+    assert tuple(resp) == (ok["request_hash"], served, input_tokens, output_tokens, cost_usd)
+
+
+def assert_failed_call_row(store: Store, who: dict[str, Any], *, model: str, attempts: int) -> str:
+    """One call the provider failed: one error row (nothing cached). Returns the row's error text
+    (``"<exception class>: <message>"``) for the caller to compare with what it reported."""
+    (row,) = call_rows(store)
+    assert row["request_hash"].startswith("p1:") and row["latency_s"] > 0
+    assert row == {
+        **row,
+        **who,
+        "model": model,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": None,
+        "attempts": attempts,
+        "status": "error",
+        "cached": 0,
+    }
+    assert not store._query("SELECT * FROM responses")
+    return str(row["error"])

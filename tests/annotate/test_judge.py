@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import call_rows
+from conftest import assert_call_and_cached_rerun_rows, assert_failed_call_row
 from mastkit.annotate import annotate
 from mastkit.annotate.judge.render import fence_nonce
 from mastkit.annotate.model import Annotation
 from mastkit.store import Store
-from mastkit.testing import FakeLLMServer, Reply
+from mastkit.testing import FakeLLMServer, Reply, Usage
 from mastkit.traces.model import AgentInfo, Termination
 
 from ._judgekit import (
@@ -235,76 +235,38 @@ def test_provider_failure_is_logged_and_its_budget_reservation_released() -> Non
     assert report.progress.failed == 1 and not report.stopped_by_budget
     budget = ann.budget  # type: ignore[attr-defined]
     assert budget.reserved_usd == 0 and budget.spent_usd == 0  # released, not charged
-    (row,) = call_rows(store)
-    assert row["request_hash"].startswith("p1:") and row["latency_s"] > 0
-    assert row["error"].startswith("ProviderUnavailableError: openai:gpt-4o-mini: gave up after 3 attempts")
-    assert row["error"] == report.errors[0]["reason"][:500]  # "<exception class>: <message>"
-    assert row == {
-        **row,
-        "trace_id": "bad",
-        "config_hash": ann.config_hash,  # type: ignore[attr-defined]
-        "provider": "openai",
-        "model": "gpt-4o-mini",
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cost_usd": None,
-        "attempts": 3,
-        "status": "error",
-        "cached": 0,
-    }
-    assert not store._query("SELECT * FROM responses")  # nothing cached
+    who = {"trace_id": "bad", "config_hash": ann.config_hash, "provider": "openai"}  # type: ignore[attr-defined]
+    error = assert_failed_call_row(store, who, model="gpt-4o-mini", attempts=3)
+    assert error.startswith("ProviderUnavailableError: openai:gpt-4o-mini: gave up after 3 attempts")
+    assert error == report.errors[0]["reason"][:500]
 
 
 def test_a_call_and_its_cached_rerun_write_these_cache_and_call_log_rows() -> None:
     store = Store.memory()
     served = "gpt-4o-mini-2024-07-18"  # the model the server reports differs from the one asked for
-    with FakeLLMServer(handler=lambda p: Reply(reply_json(("FM-1.2",)), model=served)) as srv:
+    reply = Reply(reply_json(("FM-1.2",)), model=served, usage=Usage(input_tokens=321, output_tokens=45))
+    with FakeLLMServer(handler=lambda p: reply) as srv:
         ann = make_judge(srv, model="openai:gpt-4o-mini", cache=store, budget_usd=1.0)
         (first,) = annotate([simple_trace("a")], ann).annotations
         # no result store: the response cache answers
         (again,) = annotate([simple_trace("a")], ann).annotations
         assert srv.request_count == 1
-    assert first.model_calls == 1 and first.input_tokens > 0 and first.output_tokens > 0
+    assert (first.model_calls, first.input_tokens, first.output_tokens) == (1, 321, 45)
     assert again.present() == ["FM-1.2"]
     assert (again.model_calls, again.input_tokens, again.output_tokens, again.cost_usd) == (0, 0, 0, 0)
     budget = ann.budget  # type: ignore[attr-defined]
     assert budget.reserved_usd == 0 and budget.spent_usd > 0
     assert budget.spent_usd == pytest.approx(first.cost_usd, abs=1e-6)
-    ok, hit = call_rows(store)
-    assert ok["latency_s"] > 0
-    who = {
-        "trace_id": "a",
-        "config_hash": ann.config_hash,  # type: ignore[attr-defined]
-        "provider": "openai",
-        "request_hash": ok["request_hash"],
-    }
-    assert ok == {
-        **who,
-        "model": served,
-        "input_tokens": first.input_tokens,
-        "output_tokens": first.output_tokens,
-        "cost_usd": budget.spent_usd,
-        "latency_s": ok["latency_s"],
-        "attempts": 1,
-        "status": "ok",
-        "error": None,
-        "cached": 0,
-    }
-    assert hit == {
-        **who,
-        "model": "gpt-4o-mini",
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cost_usd": None,
-        "latency_s": None,
-        "attempts": 1,
-        "status": "ok",
-        "error": None,
-        "cached": 1,
-    }
-    (resp,) = store._query("SELECT request_hash, model, input_tokens, output_tokens, cost_usd FROM responses")
-    stored = (ok["request_hash"], served, first.input_tokens, first.output_tokens, budget.spent_usd)
-    assert tuple(resp) == stored
+    who = {"trace_id": "a", "config_hash": ann.config_hash, "provider": "openai"}  # type: ignore[attr-defined]
+    assert_call_and_cached_rerun_rows(
+        store,
+        who,
+        asked="gpt-4o-mini",
+        served=served,
+        input_tokens=321,
+        output_tokens=45,
+        cost_usd=budget.spent_usd,
+    )
 
 
 def test_budget_cap_stops_cleanly_and_reports_what_is_left() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import call_rows, shared_path
+from conftest import assert_call_and_cached_rerun_rows, assert_failed_call_row, shared_path
 from mastkit import load_traces
 from mastkit.analyze.attribution import gold_attribution, score_attribution
 from mastkit.annotate.judge.render import fence_nonce
@@ -29,7 +29,7 @@ from mastkit.attribute.llm import AttributionOptions, AttributionReplyError, exp
 from mastkit.cli.main import app
 from mastkit.providers import Budget, RetryPolicy, get_provider
 from mastkit.store import Store
-from mastkit.testing import FakeLLMServer, Reply
+from mastkit.testing import FakeLLMServer, Reply, Usage
 from mastkit.traces.model import Event, Outcome, Trace
 
 FAST_RETRY = RetryPolicy(max_attempts=2, initial_delay_s=0.01, max_delay_s=0.05, jitter=0.0)
@@ -292,24 +292,10 @@ def test_provider_failure_is_logged_and_its_budget_reservation_released() -> Non
         report = attribute([make_trace()], "all-at-once", judge=judge)
     assert not report.results and len(report.errors) == 1 and not report.stopped_by_budget
     assert budget.reserved_usd == 0 and budget.spent_usd == 0  # released, not charged
-    (row,) = call_rows(store)
-    assert row["request_hash"].startswith("p1:") and row["latency_s"] > 0
-    assert row["error"].startswith("ProviderUnavailableError: openai:gpt-4o-mini: gave up after 2 attempts")
-    assert row["error"] in report.errors[0]["reason"]  # "<exception class>: <message>"
-    assert row == {
-        **row,
-        "trace_id": "t1",
-        "config_hash": f"attr:all-at-once:{judge.version}",
-        "provider": "openai",
-        "model": "gpt-4o-mini",
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cost_usd": None,
-        "attempts": 2,
-        "status": "error",
-        "cached": 0,
-    }
-    assert not store._query("SELECT * FROM responses")  # nothing cached
+    who = {"trace_id": "t1", "config_hash": f"attr:all-at-once:{judge.version}", "provider": "openai"}
+    error = assert_failed_call_row(store, who, model="gpt-4o-mini", attempts=2)
+    assert error.startswith("ProviderUnavailableError: openai:gpt-4o-mini: gave up after 2 attempts")
+    assert error in report.errors[0]["reason"]
 
 
 def test_a_call_and_its_cached_rerun_write_these_cache_and_call_log_rows() -> None:
@@ -317,47 +303,23 @@ def test_a_call_and_its_cached_rerun_write_these_cache_and_call_log_rows() -> No
     budget = Budget(max_usd=1.0)
     oracle = Oracle({"t1": 2})
     served = "gpt-4o-mini-2024-07-18"  # the model the server reports differs from the one asked for
-    with FakeLLMServer(handler=lambda p: dataclasses.replace(oracle(p), model=served)) as srv:
+    usage = Usage(input_tokens=321, output_tokens=45)
+    with FakeLLMServer(handler=lambda p: dataclasses.replace(oracle(p), model=served, usage=usage)) as srv:
         judge = judge_for(srv, model="gpt-4o-mini", cache=store, budget=budget)
         assert judge.attribute(make_trace(), method="all-at-once").step == 2
         assert judge.attribute(make_trace(), method="all-at-once").step == 2  # from the response cache
         assert len(srv.chat_requests) == 1
     assert budget.reserved_usd == 0 and budget.spent_usd > 0
-    ok, hit = call_rows(store)
-    assert ok["input_tokens"] > 0 and ok["output_tokens"] > 0 and ok["latency_s"] > 0
-    who = {
-        "trace_id": "t1",
-        "config_hash": f"attr:all-at-once:{judge.version}",
-        "provider": "openai",
-        "request_hash": ok["request_hash"],
-    }
-    assert ok == {
-        **who,
-        "model": served,
-        "input_tokens": ok["input_tokens"],
-        "output_tokens": ok["output_tokens"],
-        "cost_usd": budget.spent_usd,
-        "latency_s": ok["latency_s"],
-        "attempts": 1,
-        "status": "ok",
-        "error": None,
-        "cached": 0,
-    }
-    assert hit == {
-        **who,
-        "model": "gpt-4o-mini",
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cost_usd": None,
-        "latency_s": None,
-        "attempts": 1,
-        "status": "ok",
-        "error": None,
-        "cached": 1,
-    }
-    (resp,) = store._query("SELECT request_hash, model, input_tokens, output_tokens, cost_usd FROM responses")
-    stored = (ok["request_hash"], served, ok["input_tokens"], ok["output_tokens"], budget.spent_usd)
-    assert tuple(resp) == stored
+    who = {"trace_id": "t1", "config_hash": f"attr:all-at-once:{judge.version}", "provider": "openai"}
+    assert_call_and_cached_rerun_rows(
+        store,
+        who,
+        asked="gpt-4o-mini",
+        served=served,
+        input_tokens=321,
+        output_tokens=45,
+        cost_usd=budget.spent_usd,
+    )
 
 
 @pytest.mark.parametrize("method", ["all-at-once", "step-by-step", "binary-search"])
