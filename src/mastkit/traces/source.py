@@ -232,28 +232,28 @@ class Source:
         return one
 
     def _first_byte(self) -> bytes | None:
-        """The head's first byte after UTF-8 BOMs and JSON whitespace, when that answers
+        """The head's first byte of content (at :attr:`_body_start`), when that answers
         :attr:`json_shape` without decoding the head: ``{``, or any other printable ASCII byte
         but ``[`` (then the file is not JSON). ``[`` counts only when the array pattern matches
         the bytes. None leaves it to the text view, which strips Unicode whitespace too."""
         if self.encoding not in ("utf-8", "utf-8-sig"):
             return None
+        start = self._body_start
+        first = self.head[start : start + 1]
+        if first == b"[":
+            return None if _ARRAY_START_BYTES.match(self.head, start) is None else first
+        return first if b"!" <= first <= b"~" else None  # b"" (nothing but space) is None too
+
+    @cached_property
+    def _body_start(self) -> int:
+        """Where the head's content starts: past leading UTF-8 BOMs, then JSON whitespace (blank
+        lines). One place for :meth:`_first_byte` and the JSONL checks."""
         head = self.head
         start = 0
         while head.startswith(codecs.BOM_UTF8, start):
             start += 3
         m = _NOT_JSON_SPACE.search(head, start)
-        if m is None:
-            return None
-        first = m.group()
-        if first == b"[":
-            return None if _ARRAY_START_BYTES.match(head, m.start()) is None else first
-        return first if b"!" <= first <= b"~" else None
-
-    @cached_property
-    def _body_start(self) -> int:
-        """Where the head's first line of content starts: past UTF-8 BOM bytes and blank lines."""
-        return len(self.head) - len(self.head.lstrip(b"\xef\xbb\xbf \t\r\n"))
+        return len(head) if m is None else m.start()
 
     def _first_line_is_value(self, shape: JsonShape) -> bool:
         """The head's first line is one whole JSON object (``shape`` "object") or list ("array")."""
