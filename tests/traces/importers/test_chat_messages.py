@@ -326,6 +326,10 @@ def test_a_run_with_no_messages_among_others_is_a_trace_with_no_events(tmp_path:
     assert traces[1].outcome.success is False and traces[1].outcome.score == 0.0
     # an empty list alone is not a chat file: the sniffer does not claim it
     assert get_importer("chat_messages").sniff(Source(_write(tmp_path, "x.json", runs[1]))) == 0
+    # the empty run first: the file is still read (a weak claim), both runs load
+    first_empty = tmp_path / "first_empty.jsonl"
+    first_empty.write_bytes(b"\n".join(orjson.dumps(r) for r in reversed(runs)) + b"\n")
+    assert [t.trace_id for t in load_traces(first_empty)] == ["r2", "r1"]
 
 
 @pytest.mark.parametrize(

@@ -155,6 +155,8 @@ class ChatMessagesImporter(Importer):
             return 0.6  # tau2-bench results
         if isinstance(rec, list) and rec and _message_list(rec[0]) is not None:
             return 0.5  # a list of runs
+        if src.json_shape == "jsonl" and _conversation(rec) is not None:
+            return 0.3  # a file of runs whose first ended before its first message (a weak claim)
         return 0.0
 
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
