@@ -94,7 +94,7 @@ def call_rows(store: Store) -> list[dict[str, Any]]:
     return [{k: v for k, v in dict(r).items() if k not in ("id", "created_at")} for r in rows]
 
 
-# The rows one model call writes (annotate/judge/call.cached_call, which the judge and the LLM
+# The rows one model call writes (llm/call.cached_call, which the judge and the LLM
 # attributor both use). ``who`` is the caller's labels: trace_id, config_hash and provider.
 
 

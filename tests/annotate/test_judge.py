@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from conftest import assert_call_and_cached_rerun_rows, assert_failed_call_row
 from mastkit.annotate import annotate
-from mastkit.annotate.judge.render import fence_nonce
 from mastkit.annotate.model import Annotation
+from mastkit.llm.render import fence_nonce
 from mastkit.store import Store
 from mastkit.testing import FakeLLMServer, Reply, Usage
 from mastkit.traces.model import AgentInfo, Termination

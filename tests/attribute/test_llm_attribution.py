@@ -23,10 +23,10 @@ from typer.testing import CliRunner
 from conftest import assert_call_and_cached_rerun_rows, assert_failed_call_row, shared_path
 from mastkit import load_traces
 from mastkit.analyze.attribution import gold_attribution, score_attribution
-from mastkit.annotate.judge.render import fence_nonce
 from mastkit.attribute import LLMAttributor, attribute
 from mastkit.attribute.llm import AttributionOptions, AttributionReplyError, expected_calls
 from mastkit.cli.main import app
+from mastkit.llm.render import fence_nonce
 from mastkit.providers import Budget, RetryPolicy, get_provider
 from mastkit.store import Store
 from mastkit.testing import FakeLLMServer, Reply, Usage

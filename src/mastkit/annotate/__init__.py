@@ -8,14 +8,13 @@ from mastkit.annotate.model import (
     ModeVerdict,
     VerdictValue,
 )
-from mastkit.annotate.run import Annotator, BudgetExceededError, Progress, ResultCache, RunReport, annotate
+from mastkit.annotate.run import Annotator, Progress, ResultCache, RunReport, annotate
 
 __all__ = [
     "Annotation",
     "Annotator",
     "AnnotatorConfig",
     "Attribution",
-    "BudgetExceededError",
     "Evidence",
     "ModeVerdict",
     "Progress",

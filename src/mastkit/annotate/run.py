@@ -15,12 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mastkit.annotate.model import Annotation, AnnotatorConfig
-from mastkit.errors import MastkitError
+from mastkit.providers.errors import BudgetExceeded
 from mastkit.traces.model import Trace
-
-
-class BudgetExceededError(MastkitError):
-    """Raised by an annotator when the next model call would pass the budget cap."""
 
 
 class ResultCache(Protocol):
@@ -130,7 +126,7 @@ async def annotate_async(
             progress.model_calls += ann.model_calls
             if keep:
                 results.append(ann)
-        except BudgetExceededError as exc:
+        except BudgetExceeded as exc:
             stop.set()
             not_done.append(trace.trace_id)
             errors.append({"trace_id": trace.trace_id, "reason": str(exc), "budget": True})

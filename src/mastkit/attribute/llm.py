@@ -26,7 +26,7 @@ paper:
   voted (agent and step separately for all-at-once; yes/no per step; first/second half).
 
 Steps are event ``seq`` numbers (Who&When: the history index). The trace is rendered with
-:mod:`mastkit.annotate.judge.render` (compact, elided, replay markers) inside a nonce fence,
+:mod:`mastkit.llm.render` (compact, elided, replay markers) inside a nonce fence,
 defused, so text in the trace cannot pose as instructions. Replies are JSON objects (a JSON
 schema is sent as structured-output request); an unusable reply gets one repair request,
 then :class:`AttributionReplyError` is raised (``mastkit.attribute.attribute`` records it for
@@ -50,11 +50,12 @@ from typing import Any, TypeVar
 
 import orjson
 
-from mastkit.annotate.judge.call import ResponseCache, cached_call
-from mastkit.annotate.judge.parse import ReplyError, _int, _json_object, normalise_code
-from mastkit.annotate.judge.render import RenderOptions, defuse, fence_nonce, render_events
+from mastkit.annotate.judge.parse import normalise_code
 from mastkit.annotate.model import Attribution, ModeVerdict
 from mastkit.annotate.rules import run_detectors
+from mastkit.llm.call import ResponseCache, cached_call
+from mastkit.llm.render import RenderOptions, defuse, fence_nonce, render_events
+from mastkit.llm.reply import ReplyError, as_int, json_object
 from mastkit.providers import (
     CHARS_PER_TOKEN,
     Budget,
@@ -361,7 +362,7 @@ class LLMAttributor:
         """An attributor for ``model`` = ``provider:name`` (see :func:`mastkit.providers.get_provider`).
 
         ``cache`` (a :class:`mastkit.store.Store`) makes reruns free; ``budget_usd`` caps spending
-        (a call that would pass it raises :class:`~mastkit.annotate.BudgetExceededError`).
+        (a call that would pass it raises :class:`~mastkit.providers.BudgetExceeded`).
         """
         from mastkit.providers import get_provider
 
@@ -659,7 +660,7 @@ class LLMAttributor:
     # -- parsing ----------------------------------------------------------------------------------
 
     def _parse_blame(self, ctx: _Ctx, obj: dict[str, Any]) -> _Blame:
-        step = _int(obj.get("step", obj.get("step_number", obj.get("mistake_step"))))
+        step = as_int(obj.get("step", obj.get("step_number", obj.get("mistake_step"))))
         raw_agent = obj.get("agent", obj.get("agent_name", obj.get("mistake_agent")))
         if step is None:
             raise ReplyError("the reply has no integer 'step'")
@@ -667,7 +668,7 @@ class LLMAttributor:
             raise ReplyError(f"step {step} is not a step of the log (steps are the numbers in brackets)")
         alts = []
         for a in obj.get("alternatives") or [] if isinstance(obj.get("alternatives"), list) else []:
-            s = _int(a.get("step")) if isinstance(a, dict) else _int(a)
+            s = as_int(a.get("step")) if isinstance(a, dict) else as_int(a)
             if s is not None and s in ctx.steps and s != step and s not in alts:
                 alts.append(s)
         return _Blame(
@@ -722,7 +723,7 @@ class LLMAttributor:
         ]
         text = await self._call(ctx, messages, kind, temperature=temperature, seed=seed)
         try:
-            return parse(_json_object(text))
+            return parse(json_object(text))
         except ReplyError as first:
             repair = [
                 *messages,
@@ -737,7 +738,7 @@ class LLMAttributor:
             ]
             text2 = await self._call(ctx, repair, kind, temperature=0.0, seed=seed)
             try:
-                return parse(_json_object(text2))
+                return parse(json_object(text2))
             except ReplyError as second:
                 raise AttributionReplyError(
                     f"{ctx.method}: unusable {kind} reply after one repair ({first}; then {second})"

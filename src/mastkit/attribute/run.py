@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mastkit.annotate.model import Attribution
-from mastkit.annotate.run import BudgetExceededError
 from mastkit.attribute.rules import attribute_rules
+from mastkit.providers.errors import BudgetExceeded
 from mastkit.traces.model import Trace
 
 METHODS = ("rules", "all-at-once", "step-by-step", "binary-search")
@@ -94,7 +94,7 @@ def attribute(
                 if judge is None:
                     raise ValueError(f"the {method} method needs a model (--model provider:name)")
                 a = judge.attribute(t, method=method, ground_truth=gt)
-        except BudgetExceededError as exc:
+        except BudgetExceeded as exc:
             report.stopped_by_budget = True
             report.not_done.append(t.trace_id)
             report.errors.append({"trace_id": t.trace_id, "reason": f"budget reached: {exc}"})

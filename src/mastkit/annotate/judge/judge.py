@@ -17,10 +17,8 @@ from dataclasses import asdict, dataclass, field
 from typing import cast
 
 from mastkit.annotate.detectors._base import detectors
-from mastkit.annotate.judge.call import CallUsage, ResponseCache, cached_call
-from mastkit.annotate.judge.parse import ParsedReply, ReplyError, parse_reply
+from mastkit.annotate.judge.parse import ParsedReply, parse_reply
 from mastkit.annotate.judge.prompt import PROMPT_VERSION, reply_schema, system_prompt, user_prompt
-from mastkit.annotate.judge.render import Window, fence_nonce, render_windows
 from mastkit.annotate.model import (
     Annotation,
     AnnotatorConfig,
@@ -30,6 +28,9 @@ from mastkit.annotate.model import (
     VerdictValue,
 )
 from mastkit.annotate.rules import run_detectors
+from mastkit.llm.call import CallUsage, ResponseCache, cached_call
+from mastkit.llm.render import Window, fence_nonce, render_windows
+from mastkit.llm.reply import ReplyError
 from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace

@@ -19,15 +19,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from mastkit.annotate.model import Evidence, ModeVerdict
-from mastkit.errors import MastkitError
+from mastkit.llm.reply import ReplyError, as_int, json_object
 from mastkit.taxonomy import Taxonomy
-
-
-class ReplyError(MastkitError):
-    """The judge reply is not valid JSON of the expected shape."""
 
 
 @dataclass
@@ -40,48 +34,12 @@ class ParsedReply:
     problems: list[str] = field(default_factory=list)
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _CODE = re.compile(r"(?i)\b(?:FM[-_ ]?)?(\d+)\.(\d+)\b")
 _VERDICTS = {
     "present": "present", "yes": "present", "true": "present", "detected": "present", "1": "present",
     "absent": "absent", "no": "absent", "false": "absent", "not present": "absent", "0": "absent",
     "unknown": "unknown", "unsure": "unknown", "uncertain": "unknown", "n/a": "unknown", "null": "unknown",
 }  # fmt: skip
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    for cand in candidates:
-        start = cand.find("{")
-        while start != -1:
-            depth = 0
-            in_str = False
-            esc = False
-            for i in range(start, len(cand)):
-                ch = cand[i]
-                if in_str:
-                    if esc:
-                        esc = False
-                    elif ch == "\\":
-                        esc = True
-                    elif ch == '"':
-                        in_str = False
-                elif ch == '"':
-                    in_str = True
-                elif ch == "{":
-                    depth += 1
-                elif ch == "}":
-                    depth -= 1
-                    if depth == 0:
-                        try:
-                            value = orjson.loads(cand[start : i + 1])
-                        except orjson.JSONDecodeError:
-                            break
-                        if isinstance(value, dict):
-                            return value
-                        break
-            start = cand.find("{", start + 1)
-    raise ReplyError("no JSON object found in the reply")
 
 
 def normalise_code(raw: Any, taxonomy: Taxonomy) -> str | None:
@@ -117,22 +75,12 @@ def _verdict(raw: Any) -> str | None:
     return None
 
 
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
-        return int(v.strip())
-    return None
-
-
 def _evidence(items: Any) -> list[Evidence]:
     out = []
     for it in items if isinstance(items, list) else []:
         if isinstance(it, dict):
-            start = _int(it.get("seq_start", it.get("seq", it.get("step"))))
-            end = _int(it.get("seq_end")) if it.get("seq_end") is not None else start
+            start = as_int(it.get("seq_start", it.get("seq", it.get("step"))))
+            end = as_int(it.get("seq_end")) if it.get("seq_end") is not None else start
             quote = it.get("quote")
             agent = it.get("agent")
             out.append(
@@ -222,7 +170,7 @@ def _text_reply(text: str, taxonomy: Taxonomy, source: str) -> ParsedReply | Non
 def parse_reply(text: str, taxonomy: Taxonomy, *, source: str, n_events: int | None = None) -> ParsedReply:
     """Validate a judge reply against the taxonomy. Raises :class:`ReplyError` when unusable."""
     try:
-        obj = _json_object(text)
+        obj = json_object(text)
     except ReplyError:
         recovered = _text_reply(text, taxonomy, source)
         if recovered is None:
@@ -297,6 +245,6 @@ def parse_reply(text: str, taxonomy: Taxonomy, *, source: str, n_events: int | N
         summary=summary if isinstance(summary, str) else None,
         task_success=success if isinstance(success, bool) else None,
         responsible_agent=agent if isinstance(agent, str) and agent else None,
-        responsible_step=_int(obj.get("responsible_step")),
+        responsible_step=as_int(obj.get("responsible_step")),
         problems=problems,
     )

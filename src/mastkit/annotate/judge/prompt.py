@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mastkit.annotate.judge.render import Window, defuse
 from mastkit.annotate.model import ModeVerdict
+from mastkit.llm.render import Window, defuse
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
 

@@ -13,8 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mastkit.annotate.run import BudgetExceededError
-from mastkit.providers import Budget, BudgetExceeded, ChatRequest, Provider, prompt_hash
+from mastkit.providers import Budget, ChatRequest, Provider, prompt_hash
 
 
 class ResponseCache(Protocol):
@@ -82,7 +81,7 @@ async def cached_call(
     every answered request. ``trace_id`` and ``config_hash`` only label the call log rows.
 
     Raises:
-        BudgetExceededError: the reservation would pass the budget; nothing is sent or logged.
+        BudgetExceeded: the reservation would pass the budget; nothing is sent or logged.
         Exception: whatever the provider raised, after the reservation is released and the
             failure is logged with its latency, attempts and ``"<exception class>: <message>"``
             (cut to 500 characters).
@@ -106,10 +105,7 @@ async def cached_call(
     if budget is not None:
         prompt_tokens = sum(provider.estimate_tokens(m.content) for m in req.messages)
         estimate = provider.estimate_cost(prompt_tokens, (req.max_tokens or 0) // 4)
-        try:
-            reservation = budget.reserve(estimate)
-        except BudgetExceeded as exc:
-            raise BudgetExceededError(str(exc)) from None
+        reservation = budget.reserve(estimate)
     t0 = time.monotonic()
     try:
         resp = await provider.complete(req)

@@ -1,0 +1,11 @@
+"""An LLM over a trace: the machinery every model-backed feature shares.
+
+* :mod:`.render` — a trace as compact, seq-numbered text, cut into windows;
+* :mod:`.call` — one model call with the response cache, the budget and the call log;
+* :mod:`.reply` — the JSON object in a reply, read leniently, validated strictly.
+
+The judge (:mod:`mastkit.annotate.judge`), the LLM attributor (:mod:`mastkit.attribute.llm`)
+and the features still to come (verifier, feedback, taxonomy learning) build on these, so a
+fix to rendering, fencing, redaction, caching or parsing reaches all of them at once.
+This package depends only on ``traces``, ``taxonomy`` and ``providers``.
+"""
