@@ -61,7 +61,7 @@ def reply_json(
                 "code": code,
                 "verdict": verdict,
                 "confidence": 0.9,
-                "evidence": [{"seq_start": 1, "seq_end": 1, "agent": "coder", "quote": "Done"}]
+                "evidence": [{"seq_start": 1, "seq_end": 1, "agent": "coder", "quote": "Done, I fixed it"}]
                 if verdict == "present"
                 else [],
                 "rationale": f"{code} {verdict}",

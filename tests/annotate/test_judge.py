@@ -69,7 +69,7 @@ def test_good_reply(protocol: str) -> None:
         assert srv.request_count == 1
         body = srv.chat_requests[0].json
     assert a.present() == ["FM-3.2"]
-    assert a.verdict("FM-3.2").evidence[0].quote == "Done"  # type: ignore[union-attr]
+    assert a.verdict("FM-3.2").evidence[0].quote == "Done, I fixed it"  # type: ignore[union-attr]
     assert sum(v.verdict == "absent" for v in a.verdicts) == 13
     assert a.predicted_success is False
     assert a.model_calls == 1 and a.errors == []
@@ -141,21 +141,30 @@ def test_label_name_echo_is_recovered_without_agentdash_bug(markdown: bool) -> N
     with FakeLLMServer([echo_reply(yes, markdown=markdown)]) as srv:
         a = one(make_judge(srv))
         assert srv.request_count == 1  # recovered: no repair needed
-    assert set(a.present()) == yes
+    # read as "yes" (not as the "No" of the name), then kept unknown: a label line quotes no evidence
+    assert a.present() == []
+    assert {v.code for v in a.verdicts if v.extra.get("downgraded_from") == "present"} == yes
+    assert all(v.verdict == "unknown" for v in a.verdicts if v.code in yes)
     assert sum(v.verdict == "absent" for v in a.verdicts) == 11
     assert a.predicted_success is False
     assert any("no JSON" in e for e in a.errors)  # the format deviation is recorded
     assert all(v.extra.get("from_text") for v in a.verdicts)
 
 
-def test_label_echo_that_cannot_be_read_ends_unknown_with_error() -> None:
+def assert_failed_unusable(report: Any, trace_id: str = "t1") -> None:
+    """The trace failed (counted, listed with the reason) and no annotation was made for it."""
+    assert report.progress.failed == 1 and report.progress.done == 0
+    assert report.annotations == []
+    (err,) = report.errors
+    assert err["trace_id"] == trace_id and "unusable reply after one repair" in err["reason"]
+
+
+def test_label_echo_that_cannot_be_read_fails_the_trace() -> None:
     prose = "I looked at the trace. 1.1 seems fine, 2.5 too; verification was weak overall."
     with FakeLLMServer([prose, prose]) as srv:
-        a = one(make_judge(srv))
+        report = annotate([simple_trace()], make_judge(srv))
         assert srv.request_count == 2  # one repair
-    assert all(v.verdict == "unknown" for v in a.verdicts)
-    assert_no_silent_absent(a)
-    assert any("unusable reply after one repair" in e for e in a.errors)
+    assert_failed_unusable(report)
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -174,7 +183,7 @@ def test_missing_modes_become_unknown_with_reason() -> None:
     assert a.verdict("FM-2.4").verdict == "unknown"  # type: ignore[union-attr]
     assert a.verdict("FM-3.3").rationale == "the judge returned no verdict for this mode"  # type: ignore[union-attr]
     assert a.present() == ["FM-1.1"]
-    assert "FM-2.4: missing from the reply; kept as unknown" in a.extra["problems"]
+    assert "window 0: FM-2.4: missing from the reply; kept as unknown" in a.extra["problems"]
     assert_no_silent_absent(a)
 
 
@@ -191,13 +200,19 @@ def test_invalid_then_valid_uses_the_repair(protocol: str) -> None:
 
 
 @pytest.mark.parametrize("bad", ["not json at all", '{"modes": "nope"}', '{"modes": [{"code": "9.9"}]}'])
-def test_all_invalid_gives_all_unknown_and_an_error(bad: str) -> None:
-    with FakeLLMServer([bad, bad]) as srv:
-        a = one(make_judge(srv))
+def test_an_unusable_reply_fails_the_trace_and_a_rerun_completes_it(bad: str, tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    with Store(db) as store, FakeLLMServer([bad, bad]) as srv:
+        report = annotate([simple_trace()], make_judge(srv, cache=store), store=store)
         assert srv.request_count == 2
-    assert {v.verdict for v in a.verdicts} == {"unknown"}
-    assert_no_silent_absent(a)
-    assert any("unusable reply after one repair" in e for e in a.errors)
+        assert_failed_unusable(report)
+        assert list(store.annotations()) == []  # nothing stored as done
+        assert [e["trace_id"] for e in store.errors()] == ["t1"]
+    with Store(db) as store, FakeLLMServer([reply_json(("FM-1.1",))]) as srv:
+        again = annotate([simple_trace()], make_judge(srv, cache=store), store=store)
+        assert srv.request_count == 1  # retried, not answered from a stored all-unknown result
+    assert again.progress.done == 1 and not again.errors
+    assert again.annotations[0].present() == ["FM-1.1"]
 
 
 # -- whole runs: persistent failures, budget, cache ----------------------------------------------------
@@ -318,7 +333,7 @@ def test_after_a_budget_stop_traces_already_in_the_store_count_as_cached() -> No
 
 
 def test_rerun_with_same_config_makes_zero_requests(tmp_path: Path) -> None:
-    traces = [simple_trace("a"), simple_trace("b"), example_trace()]
+    traces = [simple_trace("a"), simple_trace("b"), simple_trace("c", task="Fix the cart service.")]
     db = tmp_path / "m.db"
     with Store(db) as store, FakeLLMServer(handler=lambda p: reply_json(("FM-2.2",))) as srv:
         first = annotate(traces, make_judge(srv, cache=store), store=store)
@@ -340,40 +355,105 @@ def test_rerun_with_same_config_makes_zero_requests(tmp_path: Path) -> None:
 # -- windows, self-consistency, hybrid --------------------------------------------------------------------
 
 
-def test_long_trace_is_split_into_windows_and_merged() -> None:
+def test_long_trace_is_mapped_by_window_then_adjudicated_once() -> None:
     texts = [f"step {i}: " + ("lorem ipsum dolor sit amet " * 12) for i in range(40)]
     texts[5] += " MARKER-EARLY"
     texts[35] += " MARKER-LATE"
     trace = simple_trace("long", texts)
+    adjudications: list[str] = []
 
     def handler(payload: Any) -> str:
         text = user_text(payload)
-        present = ("FM-1.1",) if "MARKER-LATE" in text else ()
-        # FM-1.2: absent where MARKER-EARLY is visible, unknown elsewhere; FM-1.3 always unknown
-        unknown: tuple[str, ...] = (
-            ("FM-1.1", "FM-1.3") if "MARKER-EARLY" in text else ("FM-1.1", "FM-1.2", "FM-1.3")
+        if "Findings of the window reviews" in text:
+            adjudications.append(text)
+            # the adjudicator rules FM-1.1 out for the whole run, decides FM-1.5 from the end
+            return json.dumps(
+                {
+                    "summary": "whole run",
+                    "modes": [
+                        {
+                            "code": c,
+                            "evidence": [
+                                {"seq_start": 35, "seq_end": 35, "agent": None, "quote": "MARKER-LATE"}
+                            ]
+                            if c == "FM-1.5"
+                            else [],
+                            "reasoning": f"{c} whole-run",
+                            "verdict": "present"
+                            if c == "FM-1.5"
+                            else "unknown"
+                            if c == "FM-1.3"
+                            else "absent",
+                            "confidence": 0.8,
+                        }
+                        for c in CODES
+                    ],
+                    "task_success": False,
+                    "responsible_agent": "coder",
+                    "responsible_step": 35,
+                }
+            )
+        present = ("FM-1.1",) if "MARKER-EARLY" in text else ()
+        return reply_json(
+            present, unknown=("FM-1.5",), summary="window summary " + str("MARKER-EARLY" in text)
         )
-        unknown = tuple(c for c in unknown if c not in present)
-        return reply_json(present, unknown=unknown)
+
+    with FakeLLMServer(handler=lambda p: handler(p).replace("Done, I fixed it", "MARKER-EARLY")) as srv:
+        a = one(make_judge(srv, window_tokens=600, max_windows=20), trace)
+        reqs = srv.chat_requests
+    windows = a.extra["windows"]
+    assert windows >= 3 and len(reqs) == windows + 1 and a.extra["requests"] == windows + 1
+    (adj,) = adjudications
+    # every window saw the task and was told where it sits; the adjudicator saw each window's finding
+    map_texts = [user_text(r.json) for r in reqs if "Findings of the window reviews" not in user_text(r.json)]
+    assert all(re.search(rf"This is window \d+ of {windows}", t) for t in map_texts)
+    assert "- FM-1.1 present 0.90: [5-5]" in adj and "MARKER-EARLY" in adj
+    assert "window summary True" in adj and "MARKER-LATE" in adj  # summaries and the end of the run
+    # the adjudication decides: a window's candidate is not final, nor is an early window's unknown
+    v11, v13, v15 = (a.verdict(c) for c in ("FM-1.1", "FM-1.3", "FM-1.5"))
+    assert v11.verdict == "absent"  # type: ignore[union-attr]
+    assert v15.verdict == "present" and v15.evidence[0].seq_start == 35  # type: ignore[union-attr]
+    assert v13.verdict == "unknown"  # type: ignore[union-attr]
+    per_window = v11.extra["windows"]  # type: ignore[union-attr]
+    assert len(per_window) == windows
+    assert {w["verdict"] for w in per_window} == {"present", "absent"}
+    assert a.attribution is not None and a.attribution.step == 35 and a.predicted_success is False
+    assert a.summary == "whole run"
+    assert a.model_calls == windows + 1
+    cov = a.extra["coverage"]
+    assert cov["windows"] == windows and cov["events"] == 40 and cov["events_omitted_by_window_cap"] == 0
+
+
+def test_window_cap_records_what_no_window_saw() -> None:
+    texts = [f"step {i}: " + ("lorem ipsum dolor sit amet " * 12) for i in range(60)]
+    trace = simple_trace("capped", texts)
+
+    def handler(payload: Any) -> str:
+        return reply_json(())
 
     with FakeLLMServer(handler=handler) as srv:
-        a = one(make_judge(srv, window_tokens=600), trace)
-        n = srv.request_count
-        windows_in_requests = [
-            re.search(r"This is window (\d+) of (\d+)", user_text(r.json)) for r in srv.chat_requests
+        a = one(make_judge(srv, window_tokens=600, max_windows=2), trace)
+        adj = [
+            user_text(r.json)
+            for r in srv.chat_requests
+            if "Findings of the window reviews" in user_text(r.json)
         ]
-    assert n >= 3 and a.extra["windows"] == n
-    assert all(m is not None and int(m.group(2)) == n for m in windows_in_requests)
-    v11, v12, v13 = (a.verdict(c) for c in ("FM-1.1", "FM-1.2", "FM-1.3"))
-    assert v11.verdict == "present"  # type: ignore[union-attr]  # present in one window wins
-    assert v12.verdict == "absent"  # type: ignore[union-attr]  # absent beats unknown
-    assert v13.verdict == "unknown"  # type: ignore[union-attr]  # unknown everywhere stays unknown
-    per_window = v11.extra["windows"]  # type: ignore[union-attr]
-    assert len(per_window) == n
-    assert [w["verdict"] for w in per_window].count("present") >= 1
-    assert {w["verdict"] for w in per_window} == {"present", "unknown"}
-    assert all({"window", "events", "verdict"} <= set(w) for w in per_window)
-    assert a.model_calls == n
+    cov = a.extra["coverage"]
+    assert cov["windows"] == 2 and cov["events_omitted_by_window_cap"] > 20
+    assert f"({cov['events_omitted_by_window_cap']} events in the middle of the run were not shown" in adj[0]
+
+
+def test_a_failing_window_fails_the_trace_instead_of_reading_absent() -> None:
+    texts = [f"step {i}: " + ("lorem ipsum dolor sit amet " * 12) for i in range(40)]
+    texts[30] += " BROKEN-WINDOW"
+    trace = simple_trace("t1", texts)
+
+    def handler(payload: Any) -> str:
+        return "garbage" if "BROKEN-WINDOW" in user_text(payload) else reply_json(())
+
+    with FakeLLMServer(handler=handler) as srv:
+        report = annotate([trace], make_judge(srv, window_tokens=600))
+    assert_failed_unusable(report)
 
 
 def test_self_consistency_votes() -> None:
@@ -390,9 +470,10 @@ def test_self_consistency_votes() -> None:
     assert sorted(r.json["seed"] for r in reqs) == [0, 1, 2]
     assert {r.json["temperature"] for r in reqs} == {0.7}
     v11, v12 = a.verdict("FM-1.1"), a.verdict("FM-1.2")
-    assert v11.verdict == "present" and v11.confidence == pytest.approx(0.667)  # type: ignore[union-attr]
+    # P(present) per sample at confidence 0.9: FM-1.1 (0.9 + 0.9 + 0.1) / 3, FM-1.2 (0.1 + 0.9 + 0.1) / 3
+    assert v11.verdict == "present" and v11.confidence == pytest.approx(0.633, abs=1e-3)  # type: ignore[union-attr]
     assert v11.extra["votes"] == {"present": 2, "absent": 1}  # type: ignore[union-attr]
-    assert v12.verdict == "absent"  # type: ignore[union-attr]
+    assert v12.verdict == "absent" and v12.confidence == pytest.approx(0.633, abs=1e-3)  # type: ignore[union-attr]
     assert a.model_calls == 3
 
 
@@ -403,7 +484,7 @@ def test_hybrid_passes_rule_hints_and_fills_unknowns() -> None:
         text = user_text(srv.chat_requests[0].json)
     assert "Findings of automatic rule detectors" in text
     hint_block = text.split("Findings of automatic rule detectors", 1)[1]
-    assert "- FM-3.2: present" in hint_block
+    assert "- FM-3.2: " in hint_block
     assert a.config.kind == "hybrid"
     v = a.verdict("FM-3.2")
     assert v.verdict == "present" and v.extra.get("filled_from_rules")  # type: ignore[union-attr]
@@ -431,7 +512,7 @@ def test_prompt_injection_stays_inside_the_fence_defused() -> None:
         termination=Termination(reason=f"submitted {closing} {evil}", by="agent"),
     )
     assert fence_nonce(trace) == fence_nonce(base)  # same id and length: the attacker knows the nonce
-    with FakeLLMServer([reply_json(("FM-3.2",))]) as srv:
+    with FakeLLMServer([reply_json(("FM-3.2",)).replace("Done, I fixed it", "Please fix the bug")]) as srv:
         a = one(make_judge(srv), trace)
         req = srv.chat_requests[0]
     payload = req.json
@@ -440,16 +521,13 @@ def test_prompt_injection_stays_inside_the_fence_defused() -> None:
     assert evil not in system
     # exactly one real opening and closing tag of each fence; every injected copy sits between them
     assert user.count(f"<{fence}>") == 1 and user.count(closing) == 1
-    assert user.count(f"<{fence}-task>") == 1 and user.count(f"</{fence}-task>") == 1
-    spans = [
-        (user.index(f"<{fence}-task>"), user.index(f"</{fence}-task>")),
-        (user.index(f"<{fence}>"), user.index(closing)),
-    ]
+    assert f"<{fence}-task>" not in user  # the forged task tag was defused
+    spans = [(user.index(f"<{fence}>"), user.index(closing))]
     hits = [m.start() for m in re.finditer(re.escape(evil), user)]
     assert len(hits) == 4  # task, event 1, event 2, termination reason
     for pos in hits:
         assert any(s < pos < e for s, e in spans), (pos, spans)
-    assert user.rstrip().endswith(closing)
+    assert "Now decide each of the 14 modes" in user[user.index(closing) :]  # the question comes last
     # the look-alikes were defused (‹ instead of <), in the exact bytes the server received
     assert "‹/" + fence in user and "‹ /trace" in user and "‹/TRACE-x" in user
     raw = req.body.decode()

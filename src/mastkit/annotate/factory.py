@@ -28,6 +28,8 @@ def make_annotator(
     prices: str | None = None,
     timeout: float = 120.0,
     max_output_tokens: int | None = None,
+    max_windows: int | None = None,
+    max_event_chars: int | None = None,
     provider_options: dict[str, Any] | None = None,
 ) -> Annotator:
     """An annotator ready for :func:`mastkit.annotate.annotate`.
@@ -35,7 +37,9 @@ def make_annotator(
     ``rules`` needs nothing else. ``llm`` and ``hybrid`` need ``model`` as ``provider:name``
     (``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``, ``ollama:llama3``...) and, for
     self-hosted servers, ``base_url``. ``cache`` (a :class:`mastkit.store.Store`) makes re-runs free.
-    ``timeout`` is seconds per HTTP attempt; ``provider_options`` go to
+    ``max_windows`` caps the windows a long trace is cut into (beyond it the middle is left out,
+    and the annotation records how much); ``max_event_chars`` is the longest event text shown
+    whole. ``timeout`` is seconds per HTTP attempt; ``provider_options`` go to
     :func:`mastkit.providers.get_provider` unchanged (``retry``, ``max_attempts``, ``json_mode``,
     ``context_window``, ``on_call``...).
     """
@@ -67,6 +71,8 @@ def make_annotator(
         window_tokens=window_tokens,
         structured_output=structured_output,
         **({"max_output_tokens": max_output_tokens} if max_output_tokens is not None else {}),
+        **({"max_windows": max_windows} if max_windows is not None else {}),
+        **({"max_event_chars": max_event_chars} if max_event_chars is not None else {}),
     )
     budget = Budget(budget_usd) if budget_usd is not None else None
     return JudgeAnnotator(tax, provider, options=options, cache=cache, budget=budget)

@@ -9,7 +9,9 @@ the same rows to the call log.
 from __future__ import annotations
 
 import functools
+import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -69,6 +71,8 @@ async def cached_call(
     trace_id: str,
     config_hash: str,
     usage: CallUsage | None = None,
+    version: str = "",
+    check: Callable[[str], object] | None = None,
 ) -> str:
     """Send ``req`` to ``provider`` and return the reply text, or the cached text of the same request.
 
@@ -79,6 +83,11 @@ async def cached_call(
     request's output token cap, none when it has no cap) is reserved before sending and
     replaced by the real cost afterwards. ``usage``, when given, gets the tokens and cost of
     every answered request. ``trace_id`` and ``config_hash`` only label the call log rows.
+    ``version`` (the caller's prompt version) is mixed into the cache key, so a reply cached
+    for another prompt version is never returned. ``check``, when given, is called with each
+    reply and raises if the caller cannot use it: such a reply is returned (the caller may ask
+    for a repair) but neither stored nor taken from the cache (a cached one is asked again), so
+    an unusable reply is never replayed on a rerun.
 
     Raises:
         BudgetExceeded: the reservation would pass the budget; nothing is sent or logged.
@@ -87,6 +96,9 @@ async def cached_call(
             (cut to 500 characters).
     """
     r_hash = prompt_hash(provider.name, provider.model, req.messages, req)
+    if version:
+        # the prompt version is part of the key: replies to an older prompt are never reused
+        r_hash = "p1:" + hashlib.sha256(f"{version}\n{r_hash}".encode()).hexdigest()[:40]
     # writes one call log row labelled with this request (None: no cache, nothing is logged)
     log: functools.partial[None] | None = None
     if cache is not None:
@@ -98,7 +110,7 @@ async def cached_call(
             request_hash=r_hash,
         )
         hit = cache.cached_response(r_hash)
-        if hit is not None:
+        if hit is not None and _usable(str(hit.text), check):
             log(model=provider.model, cached=True)
             return str(hit.text)
     reservation = None
@@ -130,7 +142,8 @@ async def cached_call(
         usage.input_tokens += resp.input_tokens or 0
         usage.output_tokens += resp.output_tokens or 0
         usage.cost_usd += resp.cost_usd or 0.0
-    if cache is not None:
+    usable = _usable(resp.text, check)
+    if cache is not None and usable:
         cache.put_response(
             r_hash,
             resp.text,
@@ -149,3 +162,13 @@ async def cached_call(
             attempts=resp.attempts,
         )
     return resp.text
+
+
+def _usable(text: str, check: Callable[[str], object] | None) -> bool:
+    if check is None:
+        return True
+    try:
+        check(text)
+    except Exception:
+        return False
+    return True

@@ -36,6 +36,32 @@ class RenderOptions:
     that text *is* the whole trace, and windows take care of its length."""
 
 
+@dataclass
+class RenderStats:
+    """How much of a trace a rendering shows: filled in by :func:`render_events` and
+    :func:`render_windows` when given one, and recorded with every judgement."""
+
+    events: int = 0
+    """Events in the trace."""
+    replayed_omitted: int = 0
+    """Events left out as replayed earlier context."""
+    deduplicated: int = 0
+    """Events shown as a reference to an earlier event with the same long text."""
+    chars: int = 0
+    """Characters of event text before elision."""
+    chars_elided: int = 0
+    """Characters left out of long event texts (head and tail kept)."""
+    events_elided: int = 0
+    """Events whose text was shortened."""
+    windows: int = 0
+    """Windows the rendering was cut into."""
+    events_omitted_by_window_cap: int = 0
+    """Events shown in no window because the trace needed more windows than allowed."""
+
+    def as_dict(self) -> dict[str, int]:
+        return {k: int(v) for k, v in vars(self).items()}
+
+
 @dataclass(frozen=True)
 class Window:
     index: int
@@ -109,15 +135,22 @@ def _parts(text: str, size: int) -> list[str]:
     return parts
 
 
-def render_events(trace: Trace, opts: RenderOptions | None = None) -> list[tuple[int, str]]:
-    """``(seq, block)`` per rendered event, with dedupe, elision and replay markers applied."""
+def render_events(
+    trace: Trace, opts: RenderOptions | None = None, stats: RenderStats | None = None
+) -> list[tuple[int, str]]:
+    """``(seq, block)`` per rendered event, with dedupe, elision and replay markers applied.
+
+    With ``stats``, what was left out is counted into it."""
     opts = opts or RenderOptions()
+    st = stats if stats is not None else RenderStats()
+    st.events += len(trace.events)
     seen: dict[str, int] = {}
     blocks: list[tuple[int, str]] = []
     skipped: list[int] = []
     for e in trace.events:
         if e.is_copied_context:
             skipped.append(e.seq)
+            st.replayed_omitted += 1
             continue
         if skipped:
             blocks.append(
@@ -128,6 +161,7 @@ def render_events(trace: Trace, opts: RenderOptions | None = None) -> list[tuple
             )
             skipped = []
         body = _body(e)
+        st.chars += len(body)
         if trace.segmentation == "raw_unsegmented" and len(body) > opts.max_event_chars:
             pieces = _parts(body, max(opts.max_event_chars, opts.part_chars))
             for i, piece in enumerate(pieces, start=1):
@@ -137,8 +171,12 @@ def render_events(trace: Trace, opts: RenderOptions | None = None) -> list[tuple
             key = hashlib.sha1(body.encode("utf-8", "surrogatepass")).hexdigest()
             if key in seen:
                 body = f"[same text as event {seen[key]}]"
+                st.deduplicated += 1
             else:
                 seen[key] = e.seq
+                if len(body) > opts.max_event_chars:
+                    st.events_elided += 1
+                    st.chars_elided += len(body) - opts.max_event_chars
                 body = _clip(body, opts)
         blocks.append((e.seq, f"[{e.seq}] {_label(e)}: {defuse(body)}"))
     if skipped:
@@ -158,6 +196,7 @@ def render_windows(
     overlap_events: int = 3,
     max_windows: int = 8,
     opts: RenderOptions | None = None,
+    stats: RenderStats | None = None,
 ) -> list[Window]:
     """Split the rendered trace into windows of at most ``budget_tokens`` (estimated).
 
@@ -165,8 +204,10 @@ def render_windows(
     half and last half of the allowed windows are kept (head and tail) and the middle is
     marked as omitted.
     """
-    blocks = render_events(trace, opts)
+    st = stats if stats is not None else RenderStats()
+    blocks = render_events(trace, opts, st)
     if not blocks:
+        st.windows = 1
         return [Window(0, 1, 0, max(0, len(trace.events) - 1), "(the trace has no events)")]
     budget_chars = max(2000, budget_tokens * CHARS_PER_TOKEN)
     spans: list[tuple[int, int]] = []  # block index ranges [start, end)
@@ -193,5 +234,8 @@ def render_windows(
         if omitted and s > prev_end:
             text = f"(… {omitted} events between windows omitted to stay within budget …)\n" + text
         windows.append(Window(i, len(spans), blocks[s][0], blocks[e - 1][0], text, omitted))
+        if omitted:
+            st.events_omitted_by_window_cap += len({seq for seq, _b in blocks[prev_end:s]})
         prev_end = e
+    st.windows = len(windows)
     return windows

@@ -1,39 +1,67 @@
-"""The LLM-as-a-Judge annotator: any provider, windows for long traces, one repair retry,
-self-consistency, rule hints (hybrid), cached responses and a budget.
+"""The LLM-as-a-Judge annotator: any provider, evidence-checked verdicts, map-reduce over long
+traces, self-consistency, rule hints (hybrid), cached responses and a budget.
 
-Per trace: render into windows (:mod:`.render`), ask the judge about each window with a
-prompt built from the taxonomy (:mod:`.prompt`), validate each reply (:mod:`.parse`) —
-a reply that does not validate gets one repair request; if that fails too, the window's
-verdicts are all ``unknown`` with the reason. Windows merge as present > absent > unknown
-(the verdict of each window is kept in ``extra["windows"]``). With ``samples > 1`` each
-window is asked k times and the verdicts are voted.
+Per trace:
+
+1. Render it (:mod:`mastkit.llm.render`) and, when it fits, ask for every mode in one request
+   (:func:`.prompt.decide_prompt`).
+2. When it does not fit, cut it into windows and ask each window for *candidate findings*
+   (map, :func:`.prompt.window_prompt`), then decide every mode for the whole run in one
+   adjudication request over the windows' verified findings, their summaries and the end of
+   the run (reduce, :func:`.prompt.adjudicate_prompt`). Findings from one window therefore
+   do not add up unchecked, an early window never decides the modes about how the run
+   ends, and the responsible step and task success are decided once, for the whole run.
+3. Every reply is validated by the reply model (:mod:`.schema`); an unusable one gets one
+   repair request. Every quoted piece of evidence is checked against the trace
+   (:mod:`.evidence`); a ``present`` left without verifiable evidence becomes ``unknown``
+   and says so.
+4. With ``samples > 1`` each request is asked k times and the answers are combined by
+   :func:`combine`.
+
+A request whose reply is still unusable after the repair fails the trace
+(:class:`JudgeReplyError`): nothing is stored for it, the run counts it as failed and a rerun
+tries it again (the usable replies of the other requests come from the response cache).
+
+``confidence`` has one meaning throughout: the judge's probability that the verdict is
+correct (:data:`.schema.CONFIDENCE_ANCHORS`); combined over samples it is the mean
+probability of the chosen verdict. How much of the trace the judge saw (windows, elided
+characters, events left out) is recorded in ``Annotation.extra["coverage"]``.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import cast
+from typing import Any
 
 from mastkit.annotate.detectors._base import detectors
+from mastkit.annotate.judge.evidence import TraceText, verify
 from mastkit.annotate.judge.parse import ParsedReply, parse_reply
-from mastkit.annotate.judge.prompt import PROMPT_VERSION, reply_schema, system_prompt, user_prompt
-from mastkit.annotate.model import (
-    Annotation,
-    AnnotatorConfig,
-    Attribution,
-    Evidence,
-    ModeVerdict,
-    VerdictValue,
+from mastkit.annotate.judge.prompt import (
+    PROMPT_VERSION,
+    PromptOptions,
+    WindowFindings,
+    adjudicate_prompt,
+    decide_prompt,
+    repair_message,
+    system_prompt,
+    window_prompt,
 )
+from mastkit.annotate.judge.schema import reply_model, strict_schema
+from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution, ModeVerdict, VerdictValue
 from mastkit.annotate.rules import run_detectors
 from mastkit.llm.call import CallUsage, ResponseCache, cached_call
-from mastkit.llm.render import Window, fence_nonce, render_windows
+from mastkit.llm.render import RenderOptions, RenderStats, Window, fence_nonce, render_events, render_windows
 from mastkit.llm.reply import ReplyError
 from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
+
+
+class JudgeReplyError(ReplyError):
+    """A judge request got no usable reply, even after one repair: the trace is not annotated."""
 
 
 @dataclass(frozen=True)
@@ -41,28 +69,110 @@ class JudgeOptions:
     """Judge settings that change results (they are part of the run's configuration hash)."""
 
     samples: int = 1
-    """Self-consistency: ask k times per window and vote."""
+    """Self-consistency: ask each request k times and combine the answers."""
     temperature: float | None = None
     """Defaults to 0 for one sample, 0.7 for several."""
     examples: bool = False
     """Include the taxonomy's few-shot examples in the prompt."""
     hybrid: bool = False
-    """Pass rule-detector findings to the judge as hints; fill the judge's unknowns with rule verdicts."""
+    """Show rule-detector findings to the judge as hints; a mode the judge leaves unknown takes a
+    rule's ``present`` (marked ``filled_from_rules``), never a rule's ``absent``."""
     window_tokens: int | None = None
     """Trace tokens per window; default: the model's context minus prompt and reply reserve."""
     max_windows: int = 8
+    """Beyond this many windows the middle of the trace is left out (recorded in the coverage)."""
     overlap_events: int = 3
     max_output_tokens: int = 4096
     structured_output: bool = True
     """Send the reply JSON schema as structured-output request (servers that reject it: set False)."""
+    max_event_chars: int = 1200
+    """Longest event text shown whole; longer ones keep their head and tail (recorded)."""
+    tail_chars: int = 400
+    ending_chars: int = 6000
+    """Characters of the end of the run shown to the adjudication request."""
+    task_chars: int = 20_000
+    """The task is shown whole up to this length, else cut with a marker."""
 
 
 @dataclass
 class _Usage(CallUsage):
-    """What one trace's calls used, and what redaction removed."""
+    """What one trace's calls used, and the problems met."""
 
+    problems: list[str] = field(default_factory=list)
     redactions: Counter[str] = field(default_factory=Counter)
-    """Secrets the provider removes from each window's prompt before sending, by kind."""
+    """Secrets the provider removes from each request's trace text before sending, by kind."""
+
+
+@dataclass
+class Decision:
+    """One request's answer after validation, evidence checks and (with samples) combination."""
+
+    verdicts: list[ModeVerdict]
+    summary: str | None = None
+    task_success: bool | None = None
+    responsible_agent: str | None = None
+    responsible_step: int | None = None
+
+
+def _p_present(v: ModeVerdict) -> float | None:
+    """The probability that the mode is present implied by one sample's verdict (None: no opinion)."""
+    if v.verdict == "unknown":
+        return None
+    c = v.confidence if v.confidence is not None else 0.75
+    return c if v.verdict == "present" else 1.0 - c
+
+
+def combine(samples: Sequence[Sequence[ModeVerdict]], source: str) -> list[ModeVerdict]:
+    """Per mode, the verdict of k samples.
+
+    A mode stays ``unknown`` when more than half of the samples could not decide it. Otherwise
+    each deciding sample gives a probability that the mode is present (its confidence for
+    ``present``, one minus it for ``absent``); the mean decides: above 0.5 ``present``, below
+    ``absent``, exactly 0.5 (a tie) ``unknown``. The confidence is the mean probability of the
+    chosen verdict; evidence and reasoning come from the samples that chose it.
+    """
+    k = len(samples)
+    if k == 1:
+        return list(samples[0])
+    out = []
+    for i in range(len(samples[0])):
+        vs = [s[i] for s in samples]
+        votes = Counter(v.verdict for v in vs)
+        ps = [p for p in (_p_present(v) for v in vs) if p is not None]
+        choice: VerdictValue
+        confidence: float | None = None
+        if votes["unknown"] * 2 > k or not ps:
+            choice = "unknown"
+        else:
+            p = sum(ps) / len(ps)
+            if p > 0.5:
+                choice, confidence = "present", p
+            elif p < 0.5:
+                choice, confidence = "absent", 1.0 - p
+            else:
+                choice = "unknown"
+        members = [v for v in vs if v.verdict == choice]
+        rationale = next((v.rationale for v in members if v.rationale), None)
+        if choice == "unknown" and not members:
+            rationale = f"the {k} samples disagree evenly: {dict(votes)}"
+        out.append(
+            ModeVerdict(
+                code=vs[0].code,
+                verdict=choice,
+                confidence=round(confidence, 3) if confidence is not None else None,
+                evidence=next((v.evidence for v in members if v.evidence), []),
+                rationale=rationale,
+                source=source,
+                extra={"votes": dict(votes), "samples": k},
+            )
+        )
+    return out
+
+
+def _vote(values: Sequence[Any]) -> Any:
+    """The most common non-None value (first seen wins a tie), or None."""
+    counts = Counter(v for v in values if v is not None)
+    return counts.most_common(1)[0][0] if counts else None
 
 
 class JudgeAnnotator:
@@ -80,6 +190,8 @@ class JudgeAnnotator:
         self.taxonomy = taxonomy
         self.provider = provider
         self.options = options or JudgeOptions()
+        if self.options.samples < 1:
+            raise ValueError(f"samples must be >= 1, got {self.options.samples}")
         self.cache = cache
         self.budget = budget
         opts = asdict(self.options)
@@ -94,7 +206,12 @@ class JudgeAnnotator:
             options=opts,
         )
         self.config_hash = self.config.config_hash()
-        self._schema = reply_schema(taxonomy)
+        self._schema = strict_schema(reply_model(taxonomy))
+        self._source = f"judge:{provider.name}:{provider.model}"
+        self._render = RenderOptions(
+            max_event_chars=self.options.max_event_chars, tail_chars=self.options.tail_chars
+        )
+        self._prompt = PromptOptions(task_chars=self.options.task_chars)
 
     async def aclose(self) -> None:
         """Close the provider's HTTP client of the running event loop (idle connections)."""
@@ -102,10 +219,10 @@ class JudgeAnnotator:
         if aclose is not None:
             await aclose()
 
-    # -- one call ---------------------------------------------------------------------------
+    # -- one request -----------------------------------------------------------------------------
 
     async def _call(
-        self, messages: list[ChatMessage], *, trace_id: str, temperature: float, seed: int, usage: _Usage
+        self, messages: list[ChatMessage], trace_id: str, temperature: float, seed: int, usage: _Usage
     ) -> str:
         req = ChatRequest(
             messages=messages,
@@ -123,120 +240,80 @@ class JudgeAnnotator:
             trace_id=trace_id,
             config_hash=self.config_hash,
             usage=usage,
+            version=PROMPT_VERSION,
+            check=self._check,
         )
 
-    # -- one window, one sample ------------------------------------------------------------
+    def _check(self, text: str) -> None:
+        parse_reply(text, self.taxonomy, source=self._source)
 
     async def _sample(
-        self,
-        trace: Trace,
-        window: Window,
-        system: str,
-        fence: str,
-        hints: list[ModeVerdict] | None,
-        seed: int,
-        usage: _Usage,
-    ) -> tuple[ParsedReply | None, list[str]]:
+        self, trace: Trace, messages: list[ChatMessage], label: str, seed: int, usage: _Usage
+    ) -> ParsedReply:
         temperature = self.options.temperature
         if temperature is None:
             temperature = 0.0 if self.options.samples == 1 else 0.7
-        messages = [
-            ChatMessage(role="system", content=system),
-            ChatMessage(role="user", content=user_prompt(trace, window, fence, hints=hints)),
-        ]
-        source = f"judge:{self.provider.name}:{self.provider.model}"
-        text = await self._call(
-            messages, trace_id=trace.trace_id, temperature=temperature, seed=seed, usage=usage
-        )
+        n = len(trace.events)
+        text = await self._call(messages, trace.trace_id, temperature, seed, usage)
         try:
-            parsed = parse_reply(text, self.taxonomy, source=source, n_events=len(trace.events))
-            return parsed, parsed.problems
+            parsed = parse_reply(text, self.taxonomy, source=self._source, n_events=n)
+            usage.problems.extend(f"{label}: {p}" for p in parsed.problems)
+            return parsed
         except ReplyError as first:
             repair = [
                 *messages,
                 ChatMessage(role="assistant", content=text[:8000]),
-                ChatMessage(
-                    role="user",
-                    content=(
-                        f"Your reply could not be used: {first}. Reply again with only the JSON object described "
-                        "in the instructions, with a verdict for every mode code."
-                    ),
-                ),
+                ChatMessage(role="user", content=repair_message(str(first))),
             ]
-            text2 = await self._call(repair, trace_id=trace.trace_id, temperature=0.0, seed=seed, usage=usage)
+            text2 = await self._call(repair, trace.trace_id, 0.0, seed, usage)
             try:
-                parsed = parse_reply(text2, self.taxonomy, source=source, n_events=len(trace.events))
-                return parsed, [f"window {window.index}: repaired after: {first}", *parsed.problems]
+                parsed = parse_reply(text2, self.taxonomy, source=self._source, n_events=n)
             except ReplyError as second:
-                return None, [
-                    f"window {window.index}: unusable reply after one repair ({first}; then {second})"
-                ]
+                raise JudgeReplyError(
+                    f"{label}: unusable reply after one repair ({first}; then {second})"
+                ) from None
+            usage.problems.append(f"{label}: repaired after: {first}")
+            usage.problems.extend(f"{label}: {p}" for p in parsed.problems)
+            return parsed
 
-    async def _window(
-        self,
-        trace: Trace,
-        window: Window,
-        system: str,
-        fence: str,
-        hints: list[ModeVerdict] | None,
-        usage: _Usage,
-    ) -> tuple[list[ModeVerdict], ParsedReply | None, list[str]]:
-        k = max(1, self.options.samples)
+    async def _ask(
+        self, trace: Trace, system: str, user: str, label: str, text: TraceText, usage: _Usage
+    ) -> Decision:
+        """One request (k samples), validated, evidence-checked and combined."""
+        messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
         redact_messages = getattr(self.provider, "redact_messages", None)
         if callable(redact_messages) and getattr(self.provider, "redact", False):
-            # counted once per window (samples and the repair resend the same trace text)
-            prompt = ChatMessage(role="user", content=user_prompt(trace, window, fence, hints=hints))
-            usage.redactions.update(redact_messages([prompt])[1])
-        results = await asyncio.gather(
-            *(self._sample(trace, window, system, fence, hints, s, usage) for s in range(k))
+            # counted once per request (samples and the repair resend the same trace text)
+            usage.redactions.update(redact_messages(messages[1:])[1])
+        k = self.options.samples
+        outcomes = await asyncio.gather(
+            *(self._sample(trace, messages, label, s, usage) for s in range(k)), return_exceptions=True
         )
-        problems = [p for _r, ps in results for p in ps]
-        parsed = [r for r, _ps in results if r is not None]
-        if not parsed:
-            reason = problems[-1] if problems else "no usable judge reply"
-            return (
-                [
-                    ModeVerdict(code=m.code, verdict="unknown", rationale=reason, source="judge")
-                    for m in self.taxonomy.modes
-                ],
-                None,
-                problems,
-            )
-        if len(parsed) == 1 and k == 1:
-            return parsed[0].verdicts, parsed[0], problems
-        voted = []
-        for i, m in enumerate(self.taxonomy.modes):
-            votes = Counter(p.verdicts[i].verdict for p in parsed)
-            n_present, n_absent = votes["present"], votes["absent"]
-            if n_present * 2 >= k and n_present >= n_absent:
-                choice = "present"
-            elif n_absent * 2 > k:
-                choice = "absent"
-            else:
-                choice = "unknown"
-            choice = cast(VerdictValue, choice)
-            members = [p.verdicts[i] for p in parsed if p.verdicts[i].verdict == choice]
-            evidence = next((v.evidence for v in members if v.evidence), [])
-            voted.append(
-                ModeVerdict(
-                    code=m.code,
-                    verdict=choice,
-                    confidence=round(votes[choice] / k, 3),
-                    evidence=evidence,
-                    rationale=next((v.rationale for v in members if v.rationale), None),
-                    source=f"judge:{self.provider.name}:{self.provider.model}",
-                    extra={"votes": dict(votes), "samples": k},
-                )
-            )
-        return voted, parsed[0], problems
+        replies = [o for o in outcomes if isinstance(o, ParsedReply)]
+        failures = [o for o in outcomes if isinstance(o, BaseException)]
+        for exc in failures:
+            if not isinstance(exc, JudgeReplyError):
+                raise exc  # provider failures and budget stops end the trace as they are
+        if not replies:
+            raise failures[0]
+        if failures:
+            usage.problems.append(f"{label}: {len(failures)} of {k} samples unusable: {failures[0]}")
+        checked = [[verify(v, text) for v in r.verdicts] for r in replies]
+        for r in checked:
+            for v in r:
+                if v.extra.get("downgraded_from"):
+                    usage.problems.append(f"{label}: {v.code} present without verifiable evidence; unknown")
+        return Decision(
+            verdicts=combine(checked, self._source),
+            summary=next((r.summary for r in replies if r.summary), None),
+            task_success=_vote([r.task_success for r in replies]),
+            responsible_agent=_vote([r.responsible_agent for r in replies]),
+            responsible_step=_vote([r.responsible_step for r in replies]),
+        )
 
-    # -- whole trace -------------------------------------------------------------------------
+    # -- whole trace -------------------------------------------------------------------------------
 
-    async def annotate(self, trace: Trace) -> Annotation:
-        usage = _Usage()
-        rule_verdicts = run_detectors(trace, self.taxonomy) if self.options.hybrid else None
-        fence = f"trace-{fence_nonce(trace)}"
-        system = system_prompt(self.taxonomy, fence, examples=self.options.examples)
+    def _windows(self, trace: Trace, system: str, stats: RenderStats) -> list[Window]:
         budget_tokens = self.options.window_tokens or max(
             2000,
             self.provider.context_window
@@ -244,94 +321,132 @@ class JudgeAnnotator:
             - self.options.max_output_tokens
             - 1500,
         )
-        windows = render_windows(
+        return render_windows(
             trace,
             budget_tokens,
             overlap_events=self.options.overlap_events,
             max_windows=self.options.max_windows,
+            opts=self._render,
+            stats=stats,
         )
-        results = await asyncio.gather(
-            *(self._window(trace, w, system, fence, rule_verdicts, usage) for w in windows)
-        )
-        errors = [
-            p for _v, _p, ps in results for p in ps if "unusable" in p or "repaired" in p or "no JSON" in p
-        ]
-        merged = self._merge([v for v, _p, _ps in results], windows)
-        if rule_verdicts is not None:
-            merged = [self._fill_from_rules(j, r) for j, r in zip(merged, rule_verdicts, strict=True)]
-        replies = [p for _v, p, _ps in results if p is not None]
-        attribution = None
-        step_reply = next((p for p in replies if p.responsible_step is not None or p.responsible_agent), None)
-        if step_reply is not None:
-            attribution = Attribution(
-                agent=step_reply.responsible_agent, step=step_reply.responsible_step, method="judge"
+
+    def _ending(self, trace: Trace) -> str:
+        """The last events of the run as rendered, up to ``ending_chars``, whole events only."""
+        kept: list[str] = []
+        size = 0
+        for _seq, block in reversed(render_events(trace, self._render)):
+            if kept and size + len(block) + 1 > self.options.ending_chars:
+                kept.append("(… earlier events left out here …)")
+                break
+            kept.append(block)
+            size += len(block) + 1
+        return "\n".join(reversed(kept))
+
+    async def annotate(self, trace: Trace) -> Annotation:
+        usage = _Usage()
+        rule_verdicts = run_detectors(trace, self.taxonomy) if self.options.hybrid else None
+        fence = f"trace-{fence_nonce(trace)}"
+        system = system_prompt(self.taxonomy, fence, examples=self.options.examples)
+        stats = RenderStats()
+        windows = self._windows(trace, system, stats)
+        text = TraceText.of(trace)
+        per_window: list[Decision] = []
+        if len(windows) == 1:
+            user = decide_prompt(
+                trace, windows[0], fence, self.taxonomy, hints=rule_verdicts, opts=self._prompt
             )
+            decision = await self._ask(trace, system, user, "window 0", text, usage)
+        else:
+            per_window = list(
+                await asyncio.gather(
+                    *(
+                        self._ask(
+                            trace,
+                            system,
+                            window_prompt(
+                                trace, w, fence, self.taxonomy, hints=rule_verdicts, opts=self._prompt
+                            ),
+                            f"window {w.index}",
+                            text,
+                            usage,
+                        )
+                        for w in windows
+                    )
+                )
+            )
+            findings = [
+                WindowFindings(w, d.summary, d.verdicts) for w, d in zip(windows, per_window, strict=True)
+            ]
+            user = adjudicate_prompt(
+                trace,
+                findings,
+                self._ending(trace),
+                fence,
+                self.taxonomy,
+                hints=rule_verdicts,
+                opts=self._prompt,
+                omitted_events=stats.events_omitted_by_window_cap,
+            )
+            decision = await self._ask(trace, system, user, "adjudication", text, usage)
+        verdicts = decision.verdicts
+        if per_window:
+            verdicts = [
+                v.model_copy(
+                    update={
+                        "extra": {
+                            **v.extra,
+                            "windows": [
+                                {
+                                    "window": w.index,
+                                    "events": [w.first_seq, w.last_seq],
+                                    "verdict": d.verdicts[i].verdict,
+                                    "confidence": d.verdicts[i].confidence,
+                                }
+                                for w, d in zip(windows, per_window, strict=True)
+                            ],
+                        }
+                    }
+                )
+                for i, v in enumerate(verdicts)
+            ]
+        if rule_verdicts is not None:
+            verdicts = [_fill_from_rules(j, r) for j, r in zip(verdicts, rule_verdicts, strict=True)]
+        attribution = None
+        if decision.responsible_step is not None or decision.responsible_agent:
+            attribution = Attribution(
+                agent=decision.responsible_agent, step=decision.responsible_step, method="judge"
+            )
+        coverage = stats.as_dict()
         return Annotation(
             trace_id=trace.trace_id,
             config=self.config,
             config_hash=self.config_hash,
-            verdicts=merged,
-            summary=" ".join(p.summary for p in replies if p.summary)[:2000] or None,
-            predicted_success=replies[-1].task_success if replies else None,
+            verdicts=verdicts,
+            summary=(decision.summary or "")[:2000] or None,
+            predicted_success=decision.task_success,
             attribution=attribution,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cost_usd=round(usage.cost_usd, 6),
             model_calls=usage.calls,
-            errors=errors,
+            errors=[p for p in usage.problems if "repaired after" in p or "no JSON" in p or "unusable" in p],
             extra={
                 "windows": len(windows),
-                "problems": [p for _v, _p, ps in results for p in ps][:50],
+                "requests": len(windows) + (1 if per_window else 0),
+                "coverage": coverage,
+                "problems": usage.problems[:200],
                 # what redaction removed before the trace reached the model (kind -> count)
                 "redactions": dict(usage.redactions),
                 "redacted": sum(usage.redactions.values()),
             },
         )
 
-    def _merge(self, per_window: list[list[ModeVerdict]], windows: list[Window]) -> list[ModeVerdict]:
-        if len(per_window) == 1:
-            return per_window[0]
-        merged = []
-        for i, m in enumerate(self.taxonomy.modes):
-            vs = [w[i] for w in per_window]
-            present = [v for v in vs if v.verdict == "present"]
-            absent = [v for v in vs if v.verdict == "absent"]
-            chosen: VerdictValue
-            if present:
-                chosen, pool = "present", present
-            elif absent:
-                chosen, pool = "absent", absent
-            else:
-                chosen, pool = "unknown", vs
-            confs = [v.confidence for v in pool if v.confidence is not None]
-            evidence: list[Evidence] = [ev for v in present for ev in v.evidence]
-            merged.append(
-                ModeVerdict(
-                    code=m.code,
-                    verdict=chosen,
-                    confidence=max(confs) if confs else None,
-                    evidence=evidence,
-                    rationale=next((v.rationale for v in pool if v.rationale), None),
-                    source=pool[0].source or "judge",
-                    extra={
-                        "windows": [
-                            {
-                                "window": w.index,
-                                "events": [w.first_seq, w.last_seq],
-                                "verdict": v.verdict,
-                                "confidence": v.confidence,
-                            }
-                            for w, v in zip(windows, vs, strict=True)
-                        ]
-                    },
-                )
-            )
-        return merged
 
-    @staticmethod
-    def _fill_from_rules(judge: ModeVerdict, rule: ModeVerdict) -> ModeVerdict:
-        if judge.verdict != "unknown" or rule.verdict == "unknown":
-            return judge
-        return rule.model_copy(
-            update={"extra": {**rule.extra, "filled_from_rules": True, "judge_rationale": judge.rationale}}
-        )
+def _fill_from_rules(judge: ModeVerdict, rule: ModeVerdict) -> ModeVerdict:
+    """Hybrid: a mode the judge left unknown takes a rule detector's ``present`` (with its evidence);
+    a rule's ``absent`` never becomes the answer (keyword rules cannot rule a mode out)."""
+    if judge.verdict != "unknown" or rule.verdict != "present":
+        return judge
+    return rule.model_copy(
+        update={"extra": {**rule.extra, "filled_from_rules": True, "judge_rationale": judge.rationale}}
+    )

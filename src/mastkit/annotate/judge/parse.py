@@ -19,6 +19,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
+from mastkit.annotate.judge.schema import finding_model
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.llm.reply import ReplyError, as_int, json_object
 from mastkit.taxonomy import Taxonomy
@@ -119,14 +122,33 @@ _SUMMARY = re.compile(
 )
 
 
+# After the mode's own name: separators only, then the verdict.
+_AFTER_NAME = re.compile(r"^[\s*_|:=\-–—→>)\]}(\[\"'.]*" + _VERDICT_WORD, re.IGNORECASE)
+
+
+def _name_pattern(name: str) -> re.Pattern[str]:
+    words = [re.escape(w) for w in re.findall(r"[A-Za-z0-9']+", name)]
+    return re.compile(r"[^A-Za-z0-9']*".join(words), re.IGNORECASE)
+
+
 def _text_verdicts(text: str, taxonomy: Taxonomy) -> dict[str, str]:
-    """``{code: verdict}`` from label lines like ``2.5 Ignored Other Agent's Input: no``."""
+    """``{code: verdict}`` from label lines like ``2.5 Ignored Other Agent's Input: no``.
+
+    When the line repeats the mode's name, the verdict is read only after it, so a name that
+    starts with a verdict word ("No or Incomplete Verification") is never read as the verdict.
+    """
     found: dict[str, str] = {}
+    names = {m.code: _name_pattern(m.name) for m in taxonomy.modes if m.name}
     for m in _LABEL.finditer(text.replace("@@", "\n")):
         code = normalise_code(m.group("code"), taxonomy)
         if code is None or code in found:
             continue
-        after = _AFTER_CODE.match(m.group("rest"))
+        rest = m.group("rest")
+        name = names[code].search(rest[:60]) if code in names else None
+        if name is not None:
+            after = _AFTER_NAME.match(rest[name.end() :])
+        else:
+            after = _AFTER_CODE.match(rest)
         if after is None:
             continue
         verdict = _verdict(re.sub(r"\s+", " ", after.group("v")))
@@ -144,8 +166,6 @@ def _text_reply(text: str, taxonomy: Taxonomy, source: str) -> ParsedReply | Non
     for m in taxonomy.modes:
         if m.code in found:
             extra: dict[str, Any] = {"from_text": True}
-            if found[m.code] == "present":
-                extra["no_evidence"] = True
             verdicts.append(ModeVerdict(code=m.code, verdict=found[m.code], source=source, extra=extra))
         else:
             verdicts.append(
@@ -167,8 +187,44 @@ def _text_reply(text: str, taxonomy: Taxonomy, source: str) -> ParsedReply | Non
     )
 
 
+def _wire_item(item: dict[str, Any], code: str, verdict: str) -> dict[str, Any]:
+    """A mode entry as written by a model, in the shape of the reply model (lenient on names)."""
+    evidence = []
+    for ev in _evidence(item.get("evidence")):
+        start = ev.seq_start if ev.seq_start is not None else -1
+        evidence.append(
+            {
+                "seq_start": start,
+                "seq_end": ev.seq_end if ev.seq_end is not None else start,
+                "agent": ev.agent,
+                "quote": ev.quote or "",
+            }
+        )
+    reasoning = item.get("reasoning", item.get("rationale", item.get("reason")))
+    conf = item.get("confidence")
+    # a confidence that is not a number counts as not given
+    conf = (
+        min(1.0, max(0.0, float(conf)))
+        if isinstance(conf, (int, float)) and not isinstance(conf, bool)
+        else None
+    )
+    return {
+        "code": code,
+        "evidence": evidence,
+        "reasoning": reasoning if isinstance(reasoning, str) else "",
+        "verdict": verdict,
+        "confidence": conf,
+    }
+
+
 def parse_reply(text: str, taxonomy: Taxonomy, *, source: str, n_events: int | None = None) -> ParsedReply:
-    """Validate a judge reply against the taxonomy. Raises :class:`ReplyError` when unusable."""
+    """Validate a judge reply against the taxonomy's reply model. Raises :class:`ReplyError` when unusable.
+
+    Each mode entry is normalised (code spellings, verdict words, ``rationale`` for
+    ``reasoning``, ``seq`` for ``seq_start``) and then validated by the model of
+    :func:`mastkit.annotate.judge.schema.reply_model`; an entry that does not validate is
+    reported in ``problems`` and its mode stays ``unknown``.
+    """
     try:
         obj = json_object(text)
     except ReplyError:
@@ -181,6 +237,7 @@ def parse_reply(text: str, taxonomy: Taxonomy, *, source: str, n_events: int | N
         modes = [{"code": k, **(v if isinstance(v, dict) else {"verdict": v})} for k, v in modes.items()]
     if not isinstance(modes, list):
         raise ReplyError("the reply has no 'modes' list")
+    finding = finding_model(taxonomy)
     problems: list[str] = []
     found: dict[str, ModeVerdict] = {}
     for item in modes:
@@ -198,26 +255,38 @@ def parse_reply(text: str, taxonomy: Taxonomy, *, source: str, n_events: int | N
         if verdict is None:
             problems.append(f"{code}: unreadable verdict {item.get('verdict')!r:.40}; kept as unknown")
             verdict = "unknown"
-        conf = item.get("confidence")
-        confidence = float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else None
-        if confidence is not None:
-            confidence = min(1.0, max(0.0, confidence))
-        evidence = _evidence(item.get("evidence"))
+        wire = _wire_item(item, code, verdict)
+        given_confidence = wire["confidence"] is not None
+        if not given_confidence:
+            wire["confidence"] = 0.5  # validated as a number, stored as None
+        try:
+            checked = finding.model_validate(wire)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first["loc"])
+            problems.append(f"{code}: invalid entry ({where}: {first['msg']}); kept as unknown")
+            continue
+        evidence = [
+            Evidence(
+                seq_start=e.seq_start if e.seq_start >= 0 else None,
+                seq_end=e.seq_end if e.seq_end >= 0 else None,
+                agent=e.agent,
+                quote=e.quote or None,
+            )
+            for e in checked.evidence  # type: ignore[attr-defined]
+        ]
         if n_events is not None:
             for ev in evidence:
                 if ev.seq_start is not None and not 0 <= ev.seq_start < n_events:
                     problems.append(f"{code}: evidence seq {ev.seq_start} is outside the trace")
-        rationale = item.get("rationale", item.get("reason"))
+        confidence: float | None = checked.confidence if given_confidence else None  # type: ignore[attr-defined]
         extra: dict[str, Any] = {}
-        if verdict == "present" and not evidence:
-            extra["no_evidence"] = True
-            problems.append(f"{code}: present without evidence")
         found[code] = ModeVerdict(
             code=code,
-            verdict=verdict,
+            verdict=checked.verdict,  # type: ignore[attr-defined]
             confidence=confidence,
             evidence=evidence,
-            rationale=rationale if isinstance(rationale, str) else None,
+            rationale=checked.reasoning or None,  # type: ignore[attr-defined]
             source=source,
             extra=extra,
         )
