@@ -16,8 +16,9 @@ from mastkit.annotate.judge.evidence import MIN_QUOTE_CHARS, TraceText, check_it
 from mastkit.annotate.judge.judge import _fill_from_rules, combine
 from mastkit.annotate.judge.parse import _text_verdicts, parse_reply
 from mastkit.annotate.judge.prompt import PROMPT_VERSION, PromptOptions, context_block
-from mastkit.annotate.judge.schema import reply_model, strict_schema
+from mastkit.annotate.judge.schema import reply_model
 from mastkit.annotate.model import Evidence, ModeVerdict
+from mastkit.llm.reply import strict_schema
 from mastkit.store import Store
 from mastkit.testing import FakeLLMServer
 from mastkit.traces.model import AgentInfo, Event, Trace

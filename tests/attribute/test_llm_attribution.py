@@ -575,3 +575,37 @@ def test_cli_attribute_passes_timeout_and_max_attempts(
         res = runner.invoke(app, [*args, "--timeout", "0.3", "--max-attempts", "1"])
         assert len(srv.chat_requests) == 1  # one attempt, dropped at 0.3 s
     assert "0.3s" in res.output, res.output
+
+
+# -- reply models ---------------------------------------------------------------------------------------
+
+
+def test_every_reply_schema_asks_for_the_reason_before_the_decision() -> None:
+    from mastkit.attribute.replies import schemas
+    from mastkit.taxonomy import load_taxonomy
+
+    decided = {
+        "attribution": "agent",
+        "step_verdict": "decisive_error",
+        "half": "half",
+        "counterfactual": "would_succeed",
+    }
+    for kind, schema in schemas(load_taxonomy("mast")).items():
+        props = list(schema["properties"])
+        assert props[0] == "reason", kind
+        assert props.index(decided[kind]) > 0
+        assert schema["required"] == props and schema["additionalProperties"] is False
+
+
+def test_reply_validation_names_the_missing_field() -> None:
+    from mastkit.attribute.llm import _parse_half, _parse_step
+    from mastkit.llm.reply import ReplyError
+    from mastkit.taxonomy import load_taxonomy
+
+    tax = load_taxonomy("mast")
+    with pytest.raises(ReplyError, match="'decisive_error'"):
+        _parse_step({"reason": "r"}, tax)
+    with pytest.raises(ReplyError, match="'half'"):
+        _parse_half({"half": "middle"}, tax)
+    step = _parse_step({"error": "yes", "confidence": 2, "mode": "1.3", "reason": " why "}, tax)
+    assert (step.error, step.probability, step.mode, step.reason) == (True, 1.0, "FM-1.3", "why")

@@ -53,6 +53,7 @@ import orjson
 from mastkit.annotate.judge.parse import normalise_code
 from mastkit.annotate.model import Attribution, ModeVerdict
 from mastkit.annotate.rules import run_detectors
+from mastkit.attribute import replies
 from mastkit.llm.call import ResponseCache, cached_call
 from mastkit.llm.render import RenderOptions, defuse, fence_nonce, render_events
 from mastkit.llm.reply import ReplyError, as_int, json_object
@@ -75,7 +76,7 @@ __all__ = [
     "LLMAttributor",
 ]
 
-ATTRIBUTION_PROMPT_VERSION = "attr-llm-1"
+ATTRIBUTION_PROMPT_VERSION = "attr-llm-2"
 LLM_METHODS = ("all-at-once", "step-by-step", "binary-search")
 
 T = TypeVar("T")
@@ -126,64 +127,6 @@ class _Ctx:
     hints: list[ModeVerdict]
     renders: list[list[tuple[int, str]]] = field(default_factory=list)
     """The rendered blocks at each clip level."""
-
-
-# -- reply schemas ---------------------------------------------------------------------------------
-
-
-def _mode_schema(codes: list[str]) -> dict[str, Any]:
-    return {"type": ["string", "null"], "enum": [*codes, None]}
-
-
-def _schemas(taxonomy: Taxonomy) -> dict[str, dict[str, Any]]:
-    codes = [m.code for m in taxonomy.modes]
-    conf = {"type": "number"}
-    alt = {
-        "type": "object",
-        "properties": {"agent": {"type": "string"}, "step": {"type": "integer"}},
-        "required": ["agent", "step"],
-        "additionalProperties": False,
-    }
-
-    def obj(props: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "properties": props,
-            "required": list(props),
-            "additionalProperties": False,
-        }
-
-    return {
-        "attribution": obj(
-            {
-                "agent": {"type": "string"},
-                "step": {"type": "integer"},
-                "reason": {"type": "string"},
-                "mode": _mode_schema(codes),
-                "confidence": conf,
-                "alternatives": {"type": "array", "items": alt},
-            }
-        ),
-        "step_verdict": obj(
-            {
-                "decisive_error": {"type": "boolean"},
-                "error_probability": conf,
-                "reason": {"type": "string"},
-                "mode": _mode_schema(codes),
-            }
-        ),
-        "half": obj(
-            {
-                "half": {"type": "string", "enum": ["first", "second"]},
-                "confidence": conf,
-                "reason": {"type": "string"},
-                "mode": _mode_schema(codes),
-            }
-        ),
-        "counterfactual": obj(
-            {"would_succeed": {"type": "boolean"}, "confidence": conf, "reason": {"type": "string"}}
-        ),
-    }
 
 
 # -- reply parsing -----------------------------------------------------------------------------------
@@ -272,9 +215,9 @@ def _modes_block(taxonomy: Taxonomy) -> str:
 
 _ASK_ALL = """\
 Identify the agent that made the decisive mistake, the step where it first made it, and why.
-Answer with a JSON object:
-{{"agent": "<name of the agent, exactly as in the log>", "step": <step number N>,
-  "reason": "<why this step is the decisive mistake, 1-3 sentences>",
+Answer with a JSON object, reasoning first:
+{{"reason": "<why this step is the decisive mistake, 1-3 sentences>",
+  "agent": "<name of the agent, exactly as in the log>", "step": <step number N>,
   "mode": "<failure mode code>" | null, "confidence": <0..1>,
   "alternatives": [{{"agent": "<agent>", "step": <N>}}, ...]  (up to {n_alt} next most likely steps, \
 best first; may be empty)}}"""
@@ -284,25 +227,26 @@ The log above runs up to the step to judge: step {seq} by {agent}.
 Does step {seq} contain the decisive error — a mistake that derails the problem solving or \
 leads to an incorrect solution? Do not be overly critical: answer yes only for an error that \
 clearly derails the process.
-Answer with a JSON object:
-{{"decisive_error": true | false, "error_probability": <0..1, how likely step {seq} is the \
-decisive error>, "reason": "<one or two sentences>", "mode": "<failure mode code>" | null}}"""
+Answer with a JSON object, reasoning first:
+{{"reason": "<one or two sentences>", "mode": "<failure mode code>" | null,
+  "error_probability": <0..1, how likely step {seq} is the decisive error>,
+  "decisive_error": true | false}}"""
 
 _ASK_HALF = """\
 The segment above holds steps {lo} to {hi} of the log. The decisive error lies in this segment.
 First half: steps {lo} to {mid_lo}. Second half: steps {mid_hi} to {hi}.
 Which half contains the step with the decisive error? If no single clear error is evident, \
 choose the half holding the step most responsible for the failure.
-Answer with a JSON object:
-{{"half": "first" | "second", "confidence": <0..1>, "reason": "<one or two sentences, naming the \
-step you suspect>", "mode": "<failure mode code of that error>" | null}}"""
+Answer with a JSON object, reasoning first:
+{{"reason": "<one or two sentences, naming the step you suspect>",
+  "mode": "<failure mode code of that error>" | null, "half": "first" | "second", "confidence": <0..1>}}"""
 
 _ASK_CF = """\
 Candidate decisive error: step {seq} by {agent}.{why}
 Counterfactual check: if step {seq} had been done correctly (everything before it unchanged), \
 would the task most likely have succeeded?
-Answer with a JSON object:
-{{"would_succeed": true | false, "confidence": <0..1>, "reason": "<one or two sentences>"}}"""
+Answer with a JSON object, reasoning first:
+{{"reason": "<one or two sentences>", "would_succeed": true | false, "confidence": <0..1>}}"""
 
 
 class LLMAttributor:
@@ -337,7 +281,8 @@ class LLMAttributor:
             option=orjson.OPT_SORT_KEYS,
         )
         self.version = f"{ATTRIBUTION_PROMPT_VERSION}:{hashlib.sha256(key).hexdigest()[:12]}"
-        self._schemas = _schemas(self.taxonomy)
+        self._schemas = replies.schemas(self.taxonomy)
+        self._models = replies.reply_models(self.taxonomy)
         self._modes = _modes_block(self.taxonomy)
 
     @classmethod
@@ -651,7 +596,9 @@ class LLMAttributor:
             why=f" Suspected because: {defuse(why[:500])}" if why else "",
         )
         prompt = self._user(ctx, self._log(ctx), question)
-        replies = await self._ask_k(ctx, prompt, "counterfactual", _parse_counterfactual)
+        replies = await self._ask_k(
+            ctx, prompt, "counterfactual", lambda o: _parse_counterfactual(o, self.taxonomy)
+        )
         yes = [r for r in replies if r.would_succeed]
         ok = len(yes) * 2 >= len(replies)  # ties keep the candidate
         pool = yes if ok else [r for r in replies if not r.would_succeed]
@@ -660,23 +607,37 @@ class LLMAttributor:
     # -- parsing ----------------------------------------------------------------------------------
 
     def _parse_blame(self, ctx: _Ctx, obj: dict[str, Any]) -> _Blame:
-        step = as_int(obj.get("step", obj.get("step_number", obj.get("mistake_step"))))
-        raw_agent = obj.get("agent", obj.get("agent_name", obj.get("mistake_agent")))
-        if step is None:
-            raise ReplyError("the reply has no integer 'step'")
-        if step not in ctx.steps:
-            raise ReplyError(f"step {step} is not a step of the log (steps are the numbers in brackets)")
-        alts = []
-        for a in obj.get("alternatives") or [] if isinstance(obj.get("alternatives"), list) else []:
-            s = as_int(a.get("step")) if isinstance(a, dict) else as_int(a)
-            if s is not None and s in ctx.steps and s != step and s not in alts:
-                alts.append(s)
+        def normalise(o: dict[str, Any]) -> dict[str, Any]:
+            raw = o.get("alternatives")
+            alts = []
+            for a in raw if isinstance(raw, list) else []:
+                s = as_int(a.get("step")) if isinstance(a, dict) else as_int(a)
+                if s is not None:
+                    name = a.get("agent") if isinstance(a, dict) else None
+                    alts.append({"agent": name if isinstance(name, str) else "", "step": s})
+            agent = o.get("agent", o.get("agent_name", o.get("mistake_agent")))
+            return {
+                "reason": _str(o.get("reason")) or "",
+                "agent": agent if isinstance(agent, str) else "",
+                "step": as_int(o.get("step", o.get("step_number", o.get("mistake_step")))),
+                "mode": normalise_code(o.get("mode"), self.taxonomy),
+                "confidence": _prob(o.get("confidence")),
+                "alternatives": alts,
+            }
+
+        r = replies.validate(obj, self._models["attribution"], normalise)
+        if r.step not in ctx.steps:
+            raise ReplyError(f"step {r.step} is not a step of the log (steps are the numbers in brackets)")
+        alts: list[int] = []
+        for a in r.alternatives:
+            if a.step in ctx.steps and a.step != r.step and a.step not in alts:
+                alts.append(a.step)
         return _Blame(
-            agent=_agent(ctx, raw_agent, step),
-            step=step,
-            reason=_str(obj.get("reason")),
-            mode=normalise_code(obj.get("mode"), self.taxonomy),
-            confidence=_prob(obj.get("confidence")),
+            agent=_agent(ctx, r.agent, r.step),
+            step=r.step,
+            reason=r.reason or None,
+            mode=r.mode,
+            confidence=r.confidence,
             alternatives=tuple(alts),
         )
 
@@ -847,40 +808,53 @@ def _lowered(a: Attribution, note: str) -> Attribution:
 
 
 def _parse_step(obj: dict[str, Any], taxonomy: Taxonomy) -> _StepVerdict:
-    raw = obj.get("decisive_error", obj.get("error", obj.get("is_error", obj.get("answer"))))
-    verdict = _bool(raw)
-    if verdict is None:
-        raise ReplyError("the reply has no boolean 'decisive_error'")
+    def normalise(o: dict[str, Any]) -> dict[str, Any]:
+        raw = o.get("decisive_error", o.get("error", o.get("is_error", o.get("answer"))))
+        return {
+            "reason": _str(o.get("reason")) or "",
+            "mode": normalise_code(o.get("mode"), taxonomy),
+            "error_probability": _prob(o.get("error_probability", o.get("confidence"))),
+            "decisive_error": _bool(raw),
+        }
+
+    r = replies.validate(obj, replies.reply_models(taxonomy)["step_verdict"], normalise)
     return _StepVerdict(
-        error=verdict,
-        probability=_prob(obj.get("error_probability", obj.get("confidence"))),
-        reason=_str(obj.get("reason")),
-        mode=normalise_code(obj.get("mode"), taxonomy),
+        error=r.decisive_error, probability=r.error_probability, reason=r.reason or None, mode=r.mode
     )
 
 
 def _parse_half(obj: dict[str, Any], taxonomy: Taxonomy) -> _Half:
-    raw = obj.get("half", obj.get("answer"))
-    word = raw.strip().lower() if isinstance(raw, str) else ""
-    if word.startswith(("first", "upper")):
-        first = True
-    elif word.startswith(("second", "lower")):
-        first = False
-    else:
-        raise ReplyError("the reply has no 'half' of 'first' or 'second'")
-    return _Half(
-        first=first,
-        confidence=_prob(obj.get("confidence")),
-        reason=_str(obj.get("reason")),
-        mode=normalise_code(obj.get("mode"), taxonomy),
-    )
+    def normalise(o: dict[str, Any]) -> dict[str, Any]:
+        raw = o.get("half", o.get("answer"))
+        word = raw.strip().lower() if isinstance(raw, str) else ""
+        half = (
+            "first"
+            if word.startswith(("first", "upper"))
+            else "second"
+            if word.startswith(("second", "lower"))
+            else None
+        )
+        return {
+            "reason": _str(o.get("reason")) or "",
+            "mode": normalise_code(o.get("mode"), taxonomy),
+            "half": half,
+            "confidence": _prob(o.get("confidence")),
+        }
+
+    r = replies.validate(obj, replies.reply_models(taxonomy)["half"], normalise)
+    return _Half(first=r.half == "first", confidence=r.confidence, reason=r.reason or None, mode=r.mode)
 
 
-def _parse_counterfactual(obj: dict[str, Any]) -> _Counterfactual:
-    verdict = _bool(obj.get("would_succeed", obj.get("answer")))
-    if verdict is None:
-        raise ReplyError("the reply has no boolean 'would_succeed'")
-    return _Counterfactual(verdict, _prob(obj.get("confidence")), _str(obj.get("reason")))
+def _parse_counterfactual(obj: dict[str, Any], taxonomy: Taxonomy) -> _Counterfactual:
+    def normalise(o: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "reason": _str(o.get("reason")) or "",
+            "would_succeed": _bool(o.get("would_succeed", o.get("answer"))),
+            "confidence": _prob(o.get("confidence")),
+        }
+
+    r = replies.validate(obj, replies.reply_models(taxonomy)["counterfactual"], normalise)
+    return _Counterfactual(r.would_succeed, r.confidence, r.reason or None)
 
 
 def expected_calls(method: str, n_steps: int) -> int:

@@ -10,10 +10,11 @@ import re
 from typing import Any
 
 import orjson
+from pydantic import BaseModel
 
 from mastkit.errors import MastkitError
 
-__all__ = ["ReplyError", "as_int", "json_object"]
+__all__ = ["ReplyError", "as_int", "json_object", "strict_schema"]
 
 
 class ReplyError(MastkitError):
@@ -72,3 +73,33 @@ def as_int(v: Any) -> int | None:
     if isinstance(v, str) and v.strip().lstrip("-").isdigit():
         return int(v.strip())
     return None
+
+
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON schema in the strict form structured-output APIs accept.
+
+    Every property is required (nullable ones say so with ``null`` in their type), objects
+    forbid extra properties, and the numeric bounds and titles, which some servers reject,
+    are dropped; property order is kept.
+    """
+    schema = model.model_json_schema()
+
+    def walk(node: Any, names: bool = False) -> Any:
+        if isinstance(node, dict):
+            if names:  # a "properties" mapping: its keys are field names, not schema keywords
+                return {k: walk(v) for k, v in node.items()}
+            out = {
+                k: walk(v, names=k in ("properties", "$defs"))
+                for k, v in node.items()
+                if k not in ("title", "minimum", "maximum", "default")
+            }
+            if out.get("type") == "object" and "properties" in out:
+                out["required"] = list(out["properties"])
+                out["additionalProperties"] = False
+            return out
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    result: dict[str, Any] = walk(schema)
+    return result

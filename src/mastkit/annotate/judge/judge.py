@@ -49,12 +49,12 @@ from mastkit.annotate.judge.prompt import (
     system_prompt,
     window_prompt,
 )
-from mastkit.annotate.judge.schema import reply_model, strict_schema
+from mastkit.annotate.judge.schema import reply_model
 from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution, ModeVerdict, VerdictValue
 from mastkit.annotate.rules import run_detectors
 from mastkit.llm.call import CallUsage, ResponseCache, cached_call
 from mastkit.llm.render import RenderOptions, RenderStats, Window, fence_nonce, render_events, render_windows
-from mastkit.llm.reply import ReplyError
+from mastkit.llm.reply import ReplyError, strict_schema
 from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace

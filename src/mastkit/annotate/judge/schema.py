@@ -8,8 +8,8 @@ happened) comes before the per-mode findings, and ``task_success`` and the respo
 agent/step come last.
 
 The mode ``code`` is an enum of the taxonomy's codes, so the models are built per taxonomy
-(:func:`reply_model`). :func:`strict_schema` turns a model into the schema sent as a
-structured-output request (every property required, no extra properties).
+(:func:`reply_model`). :func:`mastkit.llm.reply.strict_schema` turns a model into the schema
+sent as a structured-output request (every property required, no extra properties).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from mastkit.taxonomy import Taxonomy
 __all__ = [
     "CONFIDENCE_ANCHORS",
     "EvidenceItem",
+    "finding_model",
     "reply_model",
-    "strict_schema",
 ]
 
 Verdict = Literal["present", "absent", "unknown"]
@@ -88,33 +88,3 @@ def finding_model(taxonomy: Taxonomy) -> type[BaseModel]:
     field = reply_model(taxonomy).model_fields["modes"]
     annotation: Any = field.annotation
     return annotation.__args__[0]  # type: ignore[no-any-return]
-
-
-def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """``model``'s JSON schema in the strict form structured-output APIs accept.
-
-    Every property is required (nullable ones say so with ``null`` in their type), objects
-    forbid extra properties, and the numeric bounds and titles, which some servers reject,
-    are dropped; property order is kept.
-    """
-    schema = model.model_json_schema()
-
-    def walk(node: Any, names: bool = False) -> Any:
-        if isinstance(node, dict):
-            if names:  # a "properties" mapping: its keys are field names, not schema keywords
-                return {k: walk(v) for k, v in node.items()}
-            out = {
-                k: walk(v, names=k in ("properties", "$defs"))
-                for k, v in node.items()
-                if k not in ("title", "minimum", "maximum", "default")
-            }
-            if out.get("type") == "object" and "properties" in out:
-                out["required"] = list(out["properties"])
-                out["additionalProperties"] = False
-            return out
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    result: dict[str, Any] = walk(schema)
-    return result
