@@ -19,6 +19,7 @@ def make_annotator(
     api_key: str | None = None,
     cache: Any = None,
     budget_usd: float | None = None,
+    budget_total_usd: float | None = None,
     samples: int = 1,
     examples: bool = False,
     window_tokens: int | None = None,
@@ -26,6 +27,9 @@ def make_annotator(
     redact: bool = True,
     concurrency: int = 8,
     prices: str | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    assume_price: float | None = None,
     timeout: float = 120.0,
     max_output_tokens: int | None = None,
     max_windows: int | None = None,
@@ -42,6 +46,12 @@ def make_annotator(
     whole. ``timeout`` is seconds per HTTP attempt; ``provider_options`` go to
     :func:`mastkit.providers.get_provider` unchanged (``retry``, ``max_attempts``, ``json_mode``,
     ``context_window``, ``on_call``...).
+
+    Costs and budgets: ``budget_usd`` caps this run's spending, ``budget_total_usd`` the
+    spending of all runs on the store given as ``cache`` together. Either cap needs a known
+    price: from the default table, ``prices`` (a TOML/JSON file), ``price_in``/``price_out``
+    (USD per million tokens), or ``assume_price`` (an upper bound used when the model has no
+    price); otherwise :class:`~mastkit.providers.UnknownPriceError` is raised.
     """
     tax = taxonomy if isinstance(taxonomy, Taxonomy) else load_taxonomy(taxonomy)
     if kind == "rules":
@@ -51,7 +61,9 @@ def make_annotator(
     if not model:
         raise MastkitError(f"the {kind} annotator needs --model provider:name (e.g. openai:gpt-4o-mini)")
     from mastkit.annotate.judge.judge import JudgeAnnotator, JudgeOptions
-    from mastkit.providers import Budget, get_provider, load_prices
+    from mastkit.llm.spend import make_budget
+    from mastkit.providers import get_provider, load_prices
+    from mastkit.providers.pricing import set_price
 
     price_table = load_prices(prices) if prices else None
     provider = get_provider(
@@ -74,5 +86,6 @@ def make_annotator(
         **({"max_windows": max_windows} if max_windows is not None else {}),
         **({"max_event_chars": max_event_chars} if max_event_chars is not None else {}),
     )
-    budget = Budget(budget_usd) if budget_usd is not None else None
+    set_price(provider, price_in=price_in, price_out=price_out, assume_price=assume_price)
+    budget = make_budget(provider, budget_usd=budget_usd, budget_total_usd=budget_total_usd, store=cache)
     return JudgeAnnotator(tax, provider, options=options, cache=cache, budget=budget)

@@ -295,6 +295,11 @@ class LLMAttributor:
         taxonomy: str | Taxonomy = "mast",
         cache: ResponseCache | None = None,
         budget_usd: float | None = None,
+        budget_total_usd: float | None = None,
+        prices: str | None = None,
+        price_in: float | None = None,
+        price_out: float | None = None,
+        assume_price: float | None = None,
         hints: bool = False,
         counterfactual: bool = False,
         samples: int = 1,
@@ -306,10 +311,16 @@ class LLMAttributor:
     ) -> LLMAttributor:
         """An attributor for ``model`` = ``provider:name`` (see :func:`mastkit.providers.get_provider`).
 
-        ``cache`` (a :class:`mastkit.store.Store`) makes reruns free; ``budget_usd`` caps spending
-        (a call that would pass it raises :class:`~mastkit.providers.BudgetExceeded`).
+        ``cache`` (a :class:`mastkit.store.Store`) makes reruns free; ``budget_usd`` caps this
+        run's spending and ``budget_total_usd`` that of all runs on ``cache`` together (a call that
+        would pass either raises :class:`~mastkit.providers.BudgetExceeded`). A cap needs a known
+        price: the default table, ``prices`` (a file), ``price_in``/``price_out`` (USD per million
+        tokens) or ``assume_price`` (an upper bound), else
+        :class:`~mastkit.providers.UnknownPriceError` is raised.
         """
-        from mastkit.providers import get_provider
+        from mastkit.llm.spend import make_budget
+        from mastkit.providers import get_provider, load_prices
+        from mastkit.providers.pricing import set_price
 
         provider = get_provider(
             model,
@@ -317,8 +328,10 @@ class LLMAttributor:
             api_key=api_key,
             redact=redact,
             timeout=timeout,
+            prices=load_prices(prices) if prices else None,
             **(provider_options or {}),
         )
+        set_price(provider, price_in=price_in, price_out=price_out, assume_price=assume_price)
         options = AttributionOptions(
             hints=hints,
             counterfactual=counterfactual,
@@ -326,7 +339,7 @@ class LLMAttributor:
             structured_output=structured_output,
             trace_tokens=trace_tokens,
         )
-        budget = Budget(budget_usd) if budget_usd is not None else None
+        budget = make_budget(provider, budget_usd=budget_usd, budget_total_usd=budget_total_usd, store=cache)
         return cls(provider, taxonomy=taxonomy, options=options, cache=cache, budget=budget)
 
     def __repr__(self) -> str:
@@ -366,6 +379,27 @@ class LLMAttributor:
             return await self._step_by_step(ctx)
         return await self._binary_search(ctx)
 
+    # -- sizes, for estimates ----------------------------------------------------------------------
+
+    def system_tokens(self) -> int:
+        """Estimated tokens of the system prompt every request carries."""
+        return self.provider.estimate_tokens(self._system("x" * 20))
+
+    def log_tokens(self) -> int:
+        """Tokens of rendered log per request: ``trace_tokens``, or the model's context minus the
+        prompt and the reply reserve."""
+        return self.options.trace_tokens or max(
+            2000,
+            self.provider.context_window - self.system_tokens() - self.options.max_output_tokens - 1500,
+        )
+
+    def requests_for(self, trace: Trace, method: str) -> int:
+        """Most requests ``method`` makes on ``trace`` per sample, without repairs: see
+        :func:`expected_calls`, plus one for the counterfactual check when it is on."""
+        steps = sum(1 for e in trace.events if _blameable(e))
+        n = expected_calls(method, steps)
+        return n + (1 if self.options.counterfactual and n else 0)
+
     # -- context and rendering ---------------------------------------------------------------------
 
     def _context(self, trace: Trace, method: str, ground_truth: str | None) -> _Ctx:
@@ -378,13 +412,7 @@ class LLMAttributor:
                 for v in run_detectors(trace, self.taxonomy)
                 if v.verdict == "present" and any(ev.seq_start is not None for ev in v.evidence)
             ]
-        tokens = self.options.trace_tokens or max(
-            2000,
-            self.provider.context_window
-            - self.provider.estimate_tokens(self._system("x" * 20))
-            - self.options.max_output_tokens
-            - 1500,
-        )
+        tokens = self.log_tokens()
         ctx = _Ctx(
             trace=trace,
             method=method,

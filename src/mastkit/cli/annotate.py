@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, cast
 
@@ -21,9 +22,21 @@ from mastkit.cli._common import (
     out,
     provider_options,
 )
+from mastkit.cli._cost import (
+    AssumePriceOpt,
+    BudgetOpt,
+    BudgetTotalOpt,
+    ConfirmAboveOpt,
+    PriceInOpt,
+    PriceOutOpt,
+    YesOpt,
+    load_all,
+    preflight_annotate,
+)
 from mastkit.errors import MastkitError, TraceLoadError
 from mastkit.store import Store
 from mastkit.traces.load import load_traces
+from mastkit.traces.model import Trace
 
 
 def _progress_line(p: Progress, load_errors: int) -> Text:
@@ -53,10 +66,8 @@ def annotate_cmd(
     concurrency: Annotated[
         int, typer.Option(help="Traces (and model calls) in flight.", envvar="MASTKIT_CONCURRENCY")
     ] = 8,
-    budget: Annotated[
-        float | None,
-        typer.Option(help="Stop cleanly before spending more than this (USD).", envvar="MASTKIT_BUDGET"),
-    ] = None,
+    budget: BudgetOpt = None,
+    budget_total: BudgetTotalOpt = None,
     db: Annotated[Path, typer.Option(help="Store file (SQLite).", envvar="MASTKIT_DB")] = Path("mastkit.db"),
     samples: Annotated[
         int, typer.Option(help="Self-consistency samples per window.", envvar="MASTKIT_SAMPLES")
@@ -82,6 +93,11 @@ def annotate_cmd(
         typer.Option(min=1, help="Attempts per model call (retries on 429/5xx/timeouts); default 5."),
     ] = None,
     format: Annotated[str | None, typer.Option("--format", "-f", help="Force a trace importer.")] = None,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
+    assume_price: AssumePriceOpt = None,
+    confirm_above: ConfirmAboveOpt = 1.0,
+    yes: YesOpt = False,
 ) -> None:
     """Annotate traces with failure modes (MAST by default) and store the results.
 
@@ -98,6 +114,10 @@ def annotate_cmd(
                 base_url=base_url,
                 cache=store,
                 budget_usd=budget,
+                budget_total_usd=budget_total,
+                price_in=price_in,
+                price_out=price_out,
+                assume_price=assume_price,
                 samples=samples,
                 examples=examples,
                 redact=redact,
@@ -116,9 +136,15 @@ def annotate_cmd(
             store.log_error("load", e.reason, path=e.path, config_hash=ann.config.config_hash())
             err.print(Text("unreadable: ", style="red") + Text(str(e)))
 
+        traces: Iterable[Trace] = load_traces(paths, format=format, on_error=on_load_error)
+        if annotator != "rules":  # estimate the cost first (the traces are read once, into a list)
+            traces = load_all(paths, format=format, on_error=on_load_error)
+            preflight_annotate(
+                traces, ann, store, budget_total=budget_total, confirm_above=confirm_above, yes=yes
+            )
         with Live(_progress_line(Progress(), 0), console=err, refresh_per_second=8, transient=False) as live:
             report = annotate(
-                load_traces(paths, format=format, on_error=on_load_error),
+                traces,
                 ann,
                 store=store,
                 concurrency=concurrency,

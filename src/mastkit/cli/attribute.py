@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -21,8 +22,22 @@ from mastkit.cli._common import (
     provider_options,
     write_bytes,
 )
+from mastkit.cli._cost import (
+    AssumePriceOpt,
+    BudgetOpt,
+    BudgetTotalOpt,
+    ConfirmAboveOpt,
+    PriceInOpt,
+    PriceOutOpt,
+    PricesOpt,
+    YesOpt,
+    load_all,
+    preflight_attribute,
+)
+from mastkit.errors import MastkitError
 from mastkit.store import Store
 from mastkit.traces.load import load_traces
+from mastkit.traces.model import Trace
 from mastkit.traces.ops import to_json
 
 
@@ -42,9 +57,14 @@ def attribute_cmd(
         bool, typer.Option(help="LLM methods: check the chosen step counterfactually.")
     ] = False,
     samples: Annotated[int, typer.Option(help="LLM methods: self-consistency samples (vote).")] = 1,
-    budget: Annotated[
-        float | None, typer.Option(help="Stop before spending more than this (USD).", envvar="MASTKIT_BUDGET")
-    ] = None,
+    budget: BudgetOpt = None,
+    budget_total: BudgetTotalOpt = None,
+    prices: PricesOpt = None,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
+    assume_price: AssumePriceOpt = None,
+    confirm_above: ConfirmAboveOpt = 1.0,
+    yes: YesOpt = False,
     timeout: ModelTimeoutOpt = 120.0,
     max_attempts: MaxAttemptsOpt = None,
     json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
@@ -59,19 +79,41 @@ def attribute_cmd(
         if method != "rules" and model:
             from mastkit.attribute.llm import LLMAttributor
 
-            judge = LLMAttributor.from_spec(
-                model,
-                base_url=base_url,
-                cache=store,
-                budget_usd=budget,
-                hints=hints,
-                counterfactual=counterfactual,
-                samples=samples,
-                timeout=timeout,
-                provider_options=provider_options(max_attempts),
+            try:
+                judge = LLMAttributor.from_spec(
+                    model,
+                    base_url=base_url,
+                    cache=store,
+                    budget_usd=budget,
+                    budget_total_usd=budget_total,
+                    prices=prices,
+                    price_in=price_in,
+                    price_out=price_out,
+                    assume_price=assume_price,
+                    hints=hints,
+                    counterfactual=counterfactual,
+                    samples=samples,
+                    timeout=timeout,
+                    provider_options=provider_options(max_attempts),
+                )
+            except MastkitError as exc:
+                err.print(Text("error: ", style="bold red") + Text(str(exc)))
+                raise typer.Exit(2) from None
+        traces: Iterable[Trace] = load_traces(paths, on_error=on_error)
+        if judge is not None:  # estimate the cost first (the traces are read once, into a list)
+            traces = load_all(paths, format=None, on_error=on_error)
+            preflight_attribute(
+                traces,
+                judge,
+                store,
+                method=method,
+                with_ground_truth=with_ground_truth,
+                budget_total=budget_total,
+                confirm_above=confirm_above,
+                yes=yes,
             )
         report = attribute(
-            load_traces(paths, on_error=on_error),
+            traces,
             method,
             with_ground_truth=with_ground_truth,
             store=store,

@@ -31,9 +31,11 @@ from mastkit.providers.errors import (
     ProviderRequestError,
     ProviderResponseError,
     ProviderUnavailableError,
+    UnknownPriceError,
 )
 from mastkit.providers.openai_compat import OpenAIProvider
 from mastkit.providers.prices import DEFAULT_PRICES, PRICES_AS_OF, Cost, Price, PriceTable, load_prices
+from mastkit.providers.pricing import PriceInfo, price_info, require_price, set_price
 from mastkit.providers.redact import Redacted, Redactor, redact
 from mastkit.providers.registry import PROVIDERS, get_provider
 from mastkit.providers.retry import RetryPolicy, parse_retry_after
@@ -59,6 +61,7 @@ __all__ = [
     "Limiter",
     "OpenAIProvider",
     "Price",
+    "PriceInfo",
     "PriceTable",
     "Provider",
     "ProviderAuthError",
@@ -71,12 +74,16 @@ __all__ = [
     "Redactor",
     "Reservation",
     "RetryPolicy",
+    "UnknownPriceError",
     "context_window_for",
     "estimate_tokens",
     "get_provider",
     "load_prices",
     "parse_retry_after",
+    "price_info",
     "prompt_hash",
     "redact",
+    "require_price",
     "run_sync",
+    "set_price",
 ]

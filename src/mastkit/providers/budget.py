@@ -14,6 +14,12 @@ and nothing is sent, so a run stops cleanly and can report what is left undone::
         raise
     budget.settle(r, resp.cost_usd, input_tokens=resp.input_tokens, output_tokens=resp.output_tokens)
 
+A budget can hold two caps: ``max_usd``, what *this run* may spend (CLI ``--budget``), and
+``total_usd``, what may be spent *in all* on a store (CLI ``--budget-total``), counting the
+``spent_before`` earlier runs already spent (the sum of the store's call log costs, read
+once when the run starts: runs in other processes at the same time are not seen). A refusal
+names the cap that was hit (:attr:`BudgetExceeded.scope`).
+
 The methods are synchronous and lock-protected, so they are safe from concurrent
 asyncio tasks and from threads.
 """
@@ -59,16 +65,29 @@ class BudgetSnapshot:
 
 
 class Budget:
-    """A USD spending cap shared by concurrent calls, plus token counters.
+    """USD spending caps shared by concurrent calls, plus token counters.
 
     Args:
-        max_usd: the cap. ``reserve`` refuses once spent + reserved + estimate would exceed it.
+        max_usd: this run's cap (None: no per-run cap). ``reserve`` refuses once
+            spent + reserved + estimate would exceed it.
+        total_usd: the cap over all runs (None: none); ``spent_before`` counts against it.
+        spent_before: what earlier runs spent (USD), for ``total_usd``.
     """
 
-    def __init__(self, max_usd: float) -> None:
-        if max_usd < 0:
-            raise ValueError(f"budget must be >= 0, got {max_usd}")
-        self.max_usd = float(max_usd)
+    def __init__(
+        self, max_usd: float | None = None, *, total_usd: float | None = None, spent_before: float = 0.0
+    ) -> None:
+        if max_usd is None and total_usd is None:
+            raise ValueError("a budget needs max_usd (per run), total_usd (over all runs), or both")
+        for label, value in (("budget", max_usd), ("total budget", total_usd)):
+            if value is not None and value < 0:
+                raise ValueError(f"{label} must be >= 0, got {value}")
+        if spent_before < 0:
+            raise ValueError(f"spent_before must be >= 0, got {spent_before}")
+        self.max_usd = float(max_usd) if max_usd is not None else float("inf")
+        """This run's cap (``inf`` when only a total cap is set)."""
+        self.total_usd = float(total_usd) if total_usd is not None else None
+        self.spent_before = float(spent_before)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._open: dict[int, float] = {}
@@ -96,7 +115,11 @@ class Budget:
             reserved = sum(self._open.values())
             if self._spent + reserved + estimate > self.max_usd + 1e-12:
                 self._refused += 1
-                raise BudgetExceeded(self.max_usd, self._spent, reserved, estimate)
+                raise BudgetExceeded(self.max_usd, self._spent, reserved, estimate, "run")
+            total_spent = self.spent_before + self._spent
+            if self.total_usd is not None and total_spent + reserved + estimate > self.total_usd + 1e-12:
+                self._refused += 1
+                raise BudgetExceeded(self.total_usd, total_spent, reserved, estimate, "total")
             r = Reservation(next(self._ids), estimate)
             self._open[r.id] = estimate
             return r
@@ -141,9 +164,15 @@ class Budget:
 
     @property
     def remaining_usd(self) -> float:
-        """What may still be reserved."""
+        """What may still be reserved (under both caps)."""
         with self._lock:
-            return max(0.0, self.max_usd - self._spent - sum(self._open.values()))
+            return self._remaining(sum(self._open.values()))
+
+    def _remaining(self, reserved: float) -> float:
+        left = self.max_usd - self._spent - reserved
+        if self.total_usd is not None:
+            left = min(left, self.total_usd - self.spent_before - self._spent - reserved)
+        return max(0.0, left)
 
     def snapshot(self) -> BudgetSnapshot:
         """All counters, consistently."""
@@ -153,7 +182,7 @@ class Budget:
                 max_usd=self.max_usd,
                 spent_usd=self._spent,
                 reserved_usd=reserved,
-                remaining_usd=max(0.0, self.max_usd - self._spent - reserved),
+                remaining_usd=self._remaining(reserved),
                 calls=self._calls,
                 unpriced_calls=self._unpriced,
                 input_tokens=self._input_tokens,

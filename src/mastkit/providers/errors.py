@@ -5,6 +5,7 @@
     MastkitError
     ├── ProviderError               a model call failed; .kind, .status, .attempts, .record
     │   ├── ProviderConfigError         bad spec/settings (unknown provider, no model name)
+    │   │   └── UnknownPriceError           a budget was asked for a model with no known price
     │   ├── ProviderAuthError           401/403, or no API key: the message names the env var
     │   ├── ProviderRequestError        other 4xx (400, 404, 422...): not retried
     │   ├── ProviderUnavailableError    429/5xx/timeouts/connection errors, after the last attempt
@@ -67,6 +68,14 @@ class ProviderConfigError(ProviderError):
         super().__init__(message, provider=provider, model=model, kind="config")
 
 
+class UnknownPriceError(ProviderConfigError):
+    """A budget was asked for, but the model has no known price, so the budget could not bound anything.
+
+    The fix is to give a price (a price table file, or input/output prices per million tokens),
+    or to assume an upper-bound price (:func:`mastkit.providers.pricing.set_price`).
+    """
+
+
 class ProviderAuthError(ProviderError):
     """Authentication failed (401/403) or no API key is configured."""
 
@@ -84,25 +93,40 @@ class ProviderResponseError(ProviderError):
 
 
 class BudgetExceeded(MastkitError):
-    """The next call would take spending past the budget cap; the call was not made.
+    """The next call would take spending past a budget cap; the call was not made.
 
     Attributes:
-        max_usd: the cap.
-        spent_usd: settled spending so far.
+        max_usd: the cap that was hit.
+        spent_usd: settled spending counted against that cap (for the total cap: earlier runs
+            on the store plus this run).
         reserved_usd: spending reserved by calls in flight.
         estimate_usd: the refused call's estimate.
+        scope: ``"run"`` (this run's cap, ``--budget``) or ``"total"`` (the cap over all runs on
+            the store, ``--budget-total``).
     """
 
-    def __init__(self, max_usd: float, spent_usd: float, reserved_usd: float, estimate_usd: float) -> None:
+    def __init__(
+        self,
+        max_usd: float,
+        spent_usd: float,
+        reserved_usd: float,
+        estimate_usd: float,
+        scope: str = "run",
+    ) -> None:
         self.max_usd = max_usd
         self.spent_usd = spent_usd
         self.reserved_usd = reserved_usd
         self.estimate_usd = estimate_usd
-        super().__init__(max_usd, spent_usd, reserved_usd, estimate_usd)  # pickles by default
+        self.scope = scope
+        super().__init__(max_usd, spent_usd, reserved_usd, estimate_usd, scope)  # pickles by default
 
     def __str__(self) -> str:
+        if self.scope == "total":
+            what, spent, flag = "total budget", "spent on this store (all runs)", "--budget-total"
+        else:
+            what, spent, flag = "run budget", "spent in this run", "--budget"
         return (
-            f"budget of ${self.max_usd:.4f} reached: ${self.spent_usd:.4f} spent, ${self.reserved_usd:.4f} "
-            f"reserved by calls in flight, next call estimated at ${self.estimate_usd:.4f} (raise the budget "
-            "to continue)"
+            f"{what} of ${self.max_usd:.4f} reached: ${self.spent_usd:.4f} {spent}, ${self.reserved_usd:.4f} "
+            f"reserved by calls in flight, next call estimated at ${self.estimate_usd:.4f} (raise the budget, "
+            f"{flag}, to continue)"
         )

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -90,9 +90,12 @@ def model_names(model: str) -> list[str]:
 class PriceTable:
     """Prices by model name. Immutable; :meth:`merged` returns a new table."""
 
-    def __init__(self, prices: Mapping[str, Price], *, as_of: str | None = None) -> None:
+    def __init__(
+        self, prices: Mapping[str, Price], *, as_of: str | None = None, assumed: Iterable[str] = ()
+    ) -> None:
         self._prices = dict(prices)
         self.as_of = as_of
+        self._assumed = frozenset(assumed) & set(self._prices)
 
     def __len__(self) -> int:
         return len(self._prices)
@@ -120,7 +123,25 @@ class PriceTable:
         """A table with ``overrides`` replacing or adding entries."""
         other = overrides if isinstance(overrides, PriceTable) else PriceTable(overrides)
         as_of = other.as_of or self.as_of
-        return PriceTable({**self._prices, **other._prices}, as_of=as_of)
+        assumed = (self._assumed - set(other._prices)) | other._assumed
+        return PriceTable({**self._prices, **other._prices}, as_of=as_of, assumed=assumed)
+
+    def with_assumed(self, model: str, usd_per_million: float) -> PriceTable:
+        """A table where ``model`` costs ``usd_per_million`` for input and output tokens alike,
+        marked as an assumption (an upper bound the user chose), not a list price."""
+        if usd_per_million < 0:
+            raise ProviderConfigError(
+                f"an assumed price must be >= 0 USD per million tokens, got {usd_per_million}"
+            )
+        price = Price(input=float(usd_per_million), output=float(usd_per_million))
+        return self.merged(PriceTable({model: price}, assumed=[model]))
+
+    def is_assumed(self, model: str) -> bool:
+        """Whether the price :meth:`lookup` finds for ``model`` is an assumed upper bound."""
+        for name in model_names(model):
+            if name in self._prices:
+                return name in self._assumed
+        return False
 
     def cost(
         self,
