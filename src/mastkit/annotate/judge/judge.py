@@ -29,7 +29,8 @@ from mastkit.annotate.model import (
 )
 from mastkit.annotate.rules import run_detectors
 from mastkit.llm.call import CallUsage, ResponseCache, cached_call
-from mastkit.llm.render import Window, fence_nonce, render_windows
+from mastkit.llm.fence import fence_name, fence_secret
+from mastkit.llm.render import Window, render_windows
 from mastkit.llm.reply import ReplyError
 from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
 from mastkit.taxonomy import Taxonomy
@@ -235,7 +236,7 @@ class JudgeAnnotator:
     async def annotate(self, trace: Trace) -> Annotation:
         usage = _Usage()
         rule_verdicts = run_detectors(trace, self.taxonomy) if self.options.hybrid else None
-        fence = f"trace-{fence_nonce(trace)}"
+        fence = fence_name(trace, fence_secret(self.cache))
         system = system_prompt(self.taxonomy, fence, examples=self.options.examples)
         budget_tokens = self.options.window_tokens or max(
             2000,

@@ -2,7 +2,7 @@
 
 The system message holds the instructions, the taxonomy (definitions, when to use / when
 not to use, cues, optional few-shot examples) and the answer format. The user message
-holds the trace, fenced with a nonce tag and defused (see :mod:`.render`), so text inside
+holds the trace, fenced with a nonce tag and defused (see :mod:`mastkit.llm.fence`), so text inside
 the trace cannot pose as instructions. Rule findings (hybrid mode) are passed as hints the
 judge must check, never as facts.
 """
@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from mastkit.annotate.model import ModeVerdict
-from mastkit.llm.render import Window, defuse
+from mastkit.llm.fence import defuse
+from mastkit.llm.render import Window
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
 
