@@ -168,17 +168,14 @@ def _opens_fence_tag(text: str, i: int) -> int | None:
     view, lt_end = _token(text, i)
     if view != _LT:
         return None
-    slash_allowed = True  # before the name: spaces, then at most one '/', then spaces
-    matched = 0  # letters of the name matched so far
+    matched = 0  # letters of the name matched so far; before the first, spaces and '/' are skipped
     j = lt_end
     while j < len(text):
         view, j = _token(text, j)
         for c in view:
-            if matched == 0 and c.isspace():
+            if matched == 0 and (c.isspace() or c == _SLASH):
                 continue
-            if matched == 0 and slash_allowed and c == _SLASH:
-                slash_allowed = False
-            elif c == _NAME[matched]:
+            if c == _NAME[matched]:
                 matched += 1
                 if matched == len(_NAME):
                     return lt_end
@@ -189,7 +186,9 @@ def _opens_fence_tag(text: str, i: int) -> int | None:
 
 def _lead_chars() -> str:
     leads = {"<", "&", "\\", "%"} | {c for c, v in _CONFUSABLE.items() if v == _LT}
-    leads |= {chr(cp) for cp in (0xFE64, 0xFF1C)}  # the characters whose NFKD form is '<'
+    # characters whose view starts with '<' through their NFKD form (≮, ﹤, ＜, and 〈 ︿ via 〈);
+    # a test walks all of Unicode to keep this list complete
+    leads |= {chr(cp) for cp in (0x226E, 0x2329, 0xFE3F, 0xFE64, 0xFF1C)}
     return "".join(sorted(leads))
 
 
