@@ -26,7 +26,7 @@ from mastkit.analyze.attribution import gold_attribution, score_attribution
 from mastkit.attribute import LLMAttributor, attribute
 from mastkit.attribute.llm import AttributionOptions, AttributionReplyError, expected_calls
 from mastkit.cli.main import app
-from mastkit.llm.render import fence_nonce
+from mastkit.llm.fence import fence_name, fence_secret
 from mastkit.providers import Budget, RetryPolicy, get_provider
 from mastkit.store import Store
 from mastkit.testing import FakeLLMServer, Reply, Usage
@@ -166,7 +166,7 @@ def test_all_at_once_one_request_parsed() -> None:
     # structured output was asked for, the log sits inside the nonce fence, look-alike tags are defused
     assert req.json["response_format"]["type"] == "json_schema"
     text = user_text(req.json)
-    fence = f"trace-{fence_nonce(trace)}"
+    fence = fence_name(trace, fence_secret(None))
     assert f"<{fence}>" in text and f"</{fence}>" in text
     assert "</trace-evil>" not in text and "‹/trace-evil>" in text
     assert "[4] Planner message: step 4" in text
@@ -363,7 +363,7 @@ def test_ground_truth_only_when_requested(method: str) -> None:
     assert report.results["t1"].step == 3
     assert without and not any("GROUND-TRUTH-42" in t for t in without)
     assert with_gt and all("GROUND-TRUTH-42" in t for t in with_gt)
-    fence = f"trace-{fence_nonce(trace)}"
+    fence = fence_name(trace, fence_secret(None))
     assert all(f"<{fence}-answer>\nGROUND-TRUTH-42\n</{fence}-answer>" in t for t in with_gt)
 
 
@@ -407,7 +407,7 @@ def test_detector_hints_in_prompt() -> None:
         hinted = user_text(srv.chat_requests[0].json)
         assert hinted_judge.version != judge_for(srv).version
     assert "rule detectors" not in plain
-    fence = f"trace-{fence_nonce(trace)}"
+    fence = fence_name(trace, fence_secret(None))
     assert "Findings of automatic rule detectors" in hinted and f"<{fence}-hints>" in hinted
     assert "- FM-1.3 at steps 3..4 (Checker): events 1-2 repeated word for word" in hinted
 

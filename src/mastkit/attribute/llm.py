@@ -55,7 +55,8 @@ from mastkit.annotate.model import Attribution, ModeVerdict
 from mastkit.annotate.rules import run_detectors
 from mastkit.attribute import replies
 from mastkit.llm.call import ResponseCache, cached_call
-from mastkit.llm.render import RenderOptions, defuse, fence_nonce, render_events
+from mastkit.llm.fence import defuse, fence_name, fence_secret, inline
+from mastkit.llm.render import RenderOptions, render_events
 from mastkit.llm.reply import ReplyError, as_int, json_object
 from mastkit.providers import (
     CHARS_PER_TOKEN,
@@ -417,7 +418,7 @@ class LLMAttributor:
             trace=trace,
             method=method,
             ground_truth=ground_truth or None,
-            fence=f"trace-{fence_nonce(trace)}",
+            fence=fence_name(trace, fence_secret(self.cache)),
             budget_chars=max(4000, tokens * CHARS_PER_TOKEN),
             steps={e.seq: e for e in shown},
             candidates=candidates,
@@ -544,7 +545,7 @@ class LLMAttributor:
         rejected = 0
         suspicious: tuple[float, Event, _StepVerdict] | None = None
         for e in ctx.candidates:
-            question = _ASK_STEP.format(seq=e.seq, agent=defuse(e.actor or e.role or "?"))
+            question = _ASK_STEP.format(seq=e.seq, agent=inline(e.actor or e.role or "?"))
             prompt = self._user(ctx, self._log(ctx, hi=e.seq), question, hint_range=(None, e.seq))
             replies = await self._ask_k(ctx, prompt, "step_verdict", lambda o: _parse_step(o, self.taxonomy))
             yes = [r for r in replies if r.error]
@@ -620,7 +621,7 @@ class LLMAttributor:
         e = ctx.steps[step]
         question = _ASK_CF.format(
             seq=step,
-            agent=defuse(e.actor or e.role or "?"),
+            agent=inline(e.actor or e.role or "?"),
             why=f" Suspected because: {defuse(why[:500])}" if why else "",
         )
         prompt = self._user(ctx, self._log(ctx), question)

@@ -1,6 +1,7 @@
 """An LLM over a trace: the machinery every model-backed feature shares.
 
 * :mod:`.render` — a trace as compact, seq-numbered text, cut into windows;
+* :mod:`.fence` — the secret-nonce fence around trace text, and defusing of look-alike tags;
 * :mod:`.call` — one model call with the response cache, the budget and the call log;
 * :mod:`.reply` — the JSON object in a reply, read leniently, validated strictly.
 

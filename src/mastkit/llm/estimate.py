@@ -72,6 +72,7 @@ def estimate_cost(
     overlap_events: int = 3,
     calls_per_trace: Callable[[Trace], int] | None = None,
     skip: Callable[[Trace], bool] | None = None,
+    ending_tokens: int = 1500,
 ) -> Estimate:
     """Estimate the calls, tokens and USD of running a model over ``traces``.
 
@@ -80,6 +81,10 @@ def estimate_cost(
     ``calls_per_trace`` (the attributor) a trace is one log clipped to ``window_tokens``,
     sent ``calls_per_trace(trace) * samples`` times. ``skip`` leaves traces out (those the
     store already answers). The USD figure uses ``provider.estimate_cost``.
+
+    A trace cut into several windows also gets the judge's adjudication request: the context,
+    a short line per window and ``ending_tokens`` of the end of the run. Every request carries
+    the task (up to 20,000 characters) and the agents' role specifications (up to 2,000 each).
     """
     k = max(1, samples)
     out_per_call = max(0, max_output_tokens) // 4
@@ -91,12 +96,17 @@ def estimate_cost(
         n += 1
         fixed = system_tokens + PER_CALL_OVERHEAD_TOKENS
         if trace.task:
-            fixed += provider.estimate_tokens(trace.task[:4000])
+            fixed += provider.estimate_tokens(trace.task[:20_000])
+        for agent in trace.agents[:30]:
+            spec = " / ".join(x for x in (agent.role_description, agent.system_prompt) if x)
+            fixed += provider.estimate_tokens(f"- {agent.name}: {spec[:2000]}")
         if calls_per_trace is None:
             windows = render_windows(
                 trace, window_tokens, overlap_events=overlap_events, max_windows=max_windows
             )
             sizes = [provider.estimate_tokens(w.text) for w in windows]
+            if len(windows) > 1:  # the adjudication request
+                sizes.append(ending_tokens + 60 * len(windows))
         else:
             log = "\n".join(block for _seq, block in render_events(trace))
             clipped = min(len(log), max(4000, window_tokens * CHARS_PER_TOKEN))

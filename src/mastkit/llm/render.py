@@ -6,8 +6,9 @@
 * Long texts keep their head *and* tail with a visible ``…[N chars elided]…`` marker
   (verification and errors tend to sit at the end of tool outputs) — except in an
   unsegmented trace (one raw log event), whose text is cut into parts, not elided.
-* Trace text never closes the fence the prompt puts around it: the fence carries a nonce
-  derived from the content, and any look-alike inside the text is defused.
+* Trace text never closes the fence the prompt puts around it: every block — the label
+  (actor, role, kind, tool and result names, subtype, recipients) and the text — is defused
+  as a whole (:func:`mastkit.llm.fence.defuse`), and the fence's nonce is secret.
 * When the whole rendering does not fit the model's budget it is split into overlapping
   windows; if there would be more windows than allowed, the head and tail windows are
   kept and the middle is elided with a marker.
@@ -16,9 +17,9 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 
+from mastkit.llm.fence import defuse
 from mastkit.providers import CHARS_PER_TOKEN
 from mastkit.traces.model import Event, Trace
 
@@ -71,19 +72,6 @@ class Window:
     text: str
     omitted_before: int = 0
     """Events elided between the previous kept window and this one (window cap)."""
-
-
-def fence_nonce(trace: Trace) -> str:
-    """A short nonce for the trace fence, derived from the trace so prompts stay cacheable."""
-    return hashlib.sha256(f"{trace.trace_id}:{len(trace.events)}".encode()).hexdigest()[:10]
-
-
-_FENCE_LIKE = re.compile(r"<\s*/?\s*trace[\w-]*", re.IGNORECASE)
-
-
-def defuse(text: str) -> str:
-    """Neutralise anything in trace text that looks like our fence tags."""
-    return _FENCE_LIKE.sub(lambda m: m.group(0).replace("<", "‹"), text)
 
 
 def _clip(text: str, opts: RenderOptions) -> str:
@@ -165,7 +153,7 @@ def render_events(
         if trace.segmentation == "raw_unsegmented" and len(body) > opts.max_event_chars:
             pieces = _parts(body, max(opts.max_event_chars, opts.part_chars))
             for i, piece in enumerate(pieces, start=1):
-                blocks.append((e.seq, f"[{e.seq}] {_label(e)} (part {i}/{len(pieces)}): {defuse(piece)}"))
+                blocks.append((e.seq, defuse(f"[{e.seq}] {_label(e)} (part {i}/{len(pieces)}): {piece}")))
             continue
         if len(body) >= opts.dedupe_min_chars:
             key = hashlib.sha1(body.encode("utf-8", "surrogatepass")).hexdigest()
@@ -178,7 +166,8 @@ def render_events(
                     st.events_elided += 1
                     st.chars_elided += len(body) - opts.max_event_chars
                 body = _clip(body, opts)
-        blocks.append((e.seq, f"[{e.seq}] {_label(e)}: {defuse(body)}"))
+        # the whole block is defused: trace text is in the label (names) as well as the body
+        blocks.append((e.seq, defuse(f"[{e.seq}] {_label(e)}: {body}")))
     if skipped:
         blocks.append(
             (

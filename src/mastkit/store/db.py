@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+import secrets
 import sqlite3
 import threading
 import time
@@ -323,6 +324,17 @@ class Store:
         return str(hits[-1]["config_hash"])
 
     # -- model calls and the response cache ----------------------------------------------
+
+    def fence_secret(self) -> bytes:
+        """This database's random secret for prompt fence nonces (``mastkit.llm.fence``): made
+        once, kept in ``meta``, so reruns on the same database build the same prompts."""
+
+        def get_or_create(db: sqlite3.Connection) -> str:
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('fence_secret', ?)", (secrets.token_hex(32),))
+            return str(db.execute("SELECT value FROM meta WHERE key = 'fence_secret'").fetchone()[0])
+
+        rows = self._query("SELECT value FROM meta WHERE key = 'fence_secret'")
+        return bytes.fromhex(rows[0][0] if rows else self._tx(get_or_create))
 
     def cached_response(self, r_hash: str) -> CachedResponse | None:
         rows = self._query(

@@ -53,7 +53,8 @@ from mastkit.annotate.judge.schema import reply_model
 from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution, ModeVerdict, VerdictValue
 from mastkit.annotate.rules import run_detectors
 from mastkit.llm.call import CallUsage, ResponseCache, cached_call
-from mastkit.llm.render import RenderOptions, RenderStats, Window, fence_nonce, render_events, render_windows
+from mastkit.llm.fence import fence_name, fence_secret
+from mastkit.llm.render import RenderOptions, RenderStats, Window, render_events, render_windows
 from mastkit.llm.reply import ReplyError, strict_schema
 from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
 from mastkit.taxonomy import Taxonomy
@@ -345,7 +346,7 @@ class JudgeAnnotator:
     async def annotate(self, trace: Trace) -> Annotation:
         usage = _Usage()
         rule_verdicts = run_detectors(trace, self.taxonomy) if self.options.hybrid else None
-        fence = f"trace-{fence_nonce(trace)}"
+        fence = fence_name(trace, fence_secret(self.cache))
         system = system_prompt(self.taxonomy, fence, examples=self.options.examples)
         stats = RenderStats()
         windows = self._windows(trace, system, stats)
