@@ -82,7 +82,6 @@ LLM_METHODS = ("all-at-once", "step-by-step", "binary-search")
 
 T = TypeVar("T")
 
-_NON_AGENTS = {"user", "human", "system", "environment"}
 # Per-event character caps tried in turn until the rendered log fits the model's budget.
 _CLIP_LEVELS = ((1200, 400), (600, 200), (300, 100), (150, 50))
 
@@ -480,7 +479,7 @@ class LLMAttributor:
                 "Findings of automatic rule detectors (heuristic, may be wrong — check them against the "
                 f"log):\n<{f}-hints>\n{defuse(hints)}\n</{f}-hints>"
             )
-        agents = [a.name for a in t.agents] or t.actors()
+        agents = t.agent_names()
         meta = [f"trace id: {t.trace_id}", f"steps: {len(t.events)}"]
         if t.framework:
             meta.append(f"framework: {t.framework}")
@@ -761,10 +760,7 @@ class LLMAttributor:
 
 def _blameable(e: Event) -> bool:
     """An agent step that can be held responsible (not a user, system or tool output)."""
-    if e.is_copied_context or e.role in ("user", "system", "tool") or e.kind == "tool_result":
-        return False
-    who = (e.actor or "").strip().lower()
-    return bool(who) and who not in _NON_AGENTS
+    return e.is_agent_step()
 
 
 def _agent(ctx: _Ctx, raw: Any, step: int) -> str | None:

@@ -25,10 +25,8 @@ import re
 from mastkit.annotate.detectors._base import detectors
 from mastkit.annotate.detectors._signals import FAILURE_OUTPUT
 from mastkit.annotate.model import Attribution
-from mastkit.traces.model import Event, Trace
+from mastkit.traces.model import Event, Trace, is_agent_name
 
-# Actors that are people or the environment, never blamed as agents.
-_NON_AGENTS = re.compile(r"(?i)^(?:user|human|system|environment|tool)$")
 # Executor-like agents whose messages are outputs of someone else's action.
 _EXECUTORS = re.compile(r"(?i)(?:terminal|executor|computer|environment|tool|runner)")
 _STALL = re.compile(
@@ -39,7 +37,8 @@ _ANSWER = re.compile(r"(?i)(?:final answer|the answer is|answer:|result is|resul
 
 
 def _is_agent(e: Event) -> bool:
-    return bool(e.actor) and not _NON_AGENTS.match(e.actor or "") and e.role != "user"
+    """An agent's event, its tool outputs included (``_is_output`` tells those apart)."""
+    return is_agent_name(e.actor) and e.role != "user"
 
 
 def _is_output(e: Event) -> bool:

@@ -24,6 +24,7 @@ from mastkit.traces.model import (
     ToolResult,
     Trace,
     Usage,
+    is_agent_name,
 )
 from mastkit.traces.source import Source
 
@@ -196,7 +197,7 @@ class TraceBuilder:
         fields.setdefault("source_paths", [self.path])
         agents = fields.pop("agents", None)
         if agents is None:
-            agents = [a for a in self._agents.values() if a.name not in _NON_AGENT_ACTORS]
+            agents = [a for a in self._agents.values() if is_agent_name(a.name)]
         events = self.events
         trace = Trace(
             trace_id=fields.pop("trace_id", self.trace_id),
@@ -216,10 +217,6 @@ class TraceBuilder:
             checked = Trace.model_validate({**trace.__dict__, "events": events})
             _check_strict(trace, checked)
         return trace
-
-
-# Actors that are people or the environment rather than agents: kept on events, not listed as agents.
-_NON_AGENT_ACTORS = {"user", "human", "system", "environment", "tool", "Human", "User", "System"}
 
 
 def fallback_trace_id(path: str | Path, index: int | None = None) -> str:

@@ -67,6 +67,19 @@ _OPT_BOOL: frozenset[type] = frozenset((bool, _NONE))
 _OPT_FLOAT: frozenset[type] = frozenset((float, _NONE))
 
 
+NON_AGENT_NAMES = frozenset({"user", "human", "system", "environment", "tool"})
+"""Actor names (case-insensitive) that stand for people, the environment or tools, not agents."""
+
+
+def is_agent_name(name: str | None) -> bool:
+    """True for an actor name that is an agent: not empty and not one of :data:`NON_AGENT_NAMES`.
+
+    The one rule for "who is an agent" — importers (which agents a trace lists), detectors,
+    attributors, the report and the scorer all use it, so they agree on the set of agents.
+    """
+    return bool(name and name.strip()) and name.strip().lower() not in NON_AGENT_NAMES  # type: ignore[union-attr]
+
+
 def _revalidate(obj: Any) -> None:
     """For a small dataclass whose values are not all of exactly the declared types: pydantic
     validates them, coercing what it can (``"3"`` for an int, as it did when these were models),
@@ -269,6 +282,16 @@ class Event:
         """A copy with some fields changed (not validated, like ``model_copy(update=...)``)."""
         return dataclasses.replace(self, **changes)
 
+    def is_agent_step(self) -> bool:
+        """A live step taken by an agent: not replayed context, not a tool's output, not written by a
+        user, the system or a tool (by role), and by an actor that :func:`is_agent_name` accepts."""
+        return (
+            not self.is_copied_context
+            and self.kind != "tool_result"
+            and self.role not in ("user", "system", "tool")
+            and is_agent_name(self.actor)
+        )
+
     def text(self) -> str:
         """A one-string rendering of the event for search and display."""
         if self.tool_call is not None:
@@ -455,6 +478,12 @@ class Trace(_Model):
     def content_hash(self) -> str:
         """Hash of the canonical JSON: unchanged trace => same hash (the annotation cache key)."""
         return "t1:" + hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:32]
+
+    def agent_names(self) -> list[str]:
+        """The agents of the run: the listed agents that are agents (:func:`is_agent_name`), else the
+        agent actors of the events, in order of first appearance."""
+        listed = [a.name for a in self.agents if is_agent_name(a.name)]
+        return listed or [a for a in self.actors() if is_agent_name(a)]
 
     def actors(self) -> list[str]:
         """Distinct event actors, in order of first appearance."""

@@ -41,7 +41,7 @@ def summarize(trace: Trace) -> TraceSummary:
         framework=trace.framework,
         model=trace.model,
         events=len(trace.events),
-        agents=[a.name for a in trace.agents] or trace.actors(),
+        agents=trace.agent_names(),
         tool_calls=sum(1 for e in trace.events if e.kind == "tool_call"),
         success=trace.outcome.success if trace.outcome else None,
         termination=trace.termination.reason if trace.termination else None,

@@ -176,11 +176,7 @@ def agent_texts(trace: Trace) -> list[Event]:
     return [
         e
         for e in trace.events
-        if not e.is_copied_context
-        and e.kind in ("message", "reasoning", "plan", "termination")
-        and e.role not in ("user", "system", "tool")
-        and (e.actor or "") not in ("user", "human", "environment", "system")
-        and e.content
+        if e.kind in ("message", "reasoning", "plan", "termination") and e.is_agent_step() and e.content
     ]
 
 
