@@ -140,21 +140,25 @@ def test_attributions_latest_per_trace_and_by_hash(tmp_path: Path) -> None:
         store.put_attribution("run-1", a_new, "rules", "m1", Attribution(agent="new", method="rules"))
         other = store.upsert_trace(trace("z", path="/runs/other.jsonl"))
         store.put_attribution("run-1", other, "rules", "m1", Attribution(agent="other", method="rules"))
-        by_hash = store.attributions_by_hash("rules")
-        assert {h: a.agent for h, a in by_hash.items()} == {a_new: "new", other: "other"}
-        assert set(store.attributions("rules")) == {"run-1"}
+        assert {h: a.agent for h, a in store.attributions_by_hash("rules").items()} == {
+            a_old: "old",
+            a_new: "new",
+            other: "other",
+        }
+        # by trace id: the latest version of each key; of two keys sharing the id, the later one
+        assert {t: a.agent for t, a in store.attributions("rules").items()} == {"run-1": "other"}
+        store.upsert_trace(trace("y"))  # the first key's latest version again, upserted last
+        assert {t: a.agent for t, a in store.attributions("rules").items()} == {"run-1": "new"}
         assert store.attributions("llm") == {}
         # A newer version attributed by another method: each method keeps its own latest; of one
         # version and method, the attribution stored last wins.
         newest = store.upsert_trace(trace("w"))
         store.put_attribution("run-1", newest, "llm", "m2", Attribution(agent="llm", method="llm"))
         store.put_attribution("run-1", a_new, "rules", "m3", Attribution(agent="newer", method="rules"))
-        by_hash = store.attributions_by_hash("rules")
-        assert {h: a.agent for h, a in by_hash.items()} == {a_new: "newer", other: "other"}
-        assert {h: a.agent for h, a in store.attributions_by_hash().items()} == {
-            newest: "llm",
-            other: "other",
-        }
+        assert store.attributions_by_hash("rules")[a_new].agent == "newer"
+        assert store.attributions_by_hash()[newest].agent == "llm"
+        assert {t: a.agent for t, a in store.attributions("rules").items()} == {"run-1": "newer"}
+        assert {t: a.agent for t, a in store.attributions().items()} == {"run-1": "llm"}
 
 
 # -- errors and failed traces ---------------------------------------------------------------------

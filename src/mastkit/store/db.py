@@ -32,7 +32,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,6 +153,15 @@ def _latest(table: str, keep: str, per: str = "", tiebreak: str = "") -> str:
 _LATEST_ANNOTATIONS = _latest("annotations", "config_hash", per="config_hash")
 _LATEST_VERSIONS = _latest("trace_bodies", "trace_id")
 """Per trace key, the most recently upserted version whose body the store holds."""
+
+
+_ATTRIBUTION_ORDER = "x.created_at DESC, x.rowid DESC"
+"""Of several attributions of one trace version (methods, options), the one stored last first."""
+
+
+def _attribution(r: Sequence[Any]) -> Attribution:
+    """An Attribution from (agent, step, mode, confidence, reason, method) columns."""
+    return Attribution(agent=r[0], step=r[1], mode=r[2], confidence=r[3], reason=r[4], method=r[5])
 
 
 @dataclass(frozen=True)
@@ -591,38 +600,35 @@ class Store:
         return Attribution(agent=r[0], step=r[1], mode=r[2], confidence=r[3], reason=r[4], method=r[5])
 
     def attributions_by_hash(self, method: str | None = None) -> dict[str, Attribution]:
-        """The latest attribution of each stored trace (see :func:`_latest`), keyed by the content
-        hash of the version it was made on; of one method (e.g. ``rules``) when given."""
+        """Each stored trace version's own attribution, keyed by its content hash: of one method
+        (e.g. ``rules``) when given, the one stored last. Versions that are no longer the latest
+        of their trace are included: a report shows the attribution made on the body it shows."""
+        where, params = ("WHERE method = ?", (method,)) if method else ("", ())
+        rows = self._query(
+            "SELECT trace_hash, agent, step, mode, confidence, reason, method FROM (SELECT *, ROW_NUMBER() OVER "
+            f"(PARTITION BY trace_hash ORDER BY {_ATTRIBUTION_ORDER}) AS rn FROM attributions x {where}) "
+            "WHERE rn = 1",
+            params,
+        )
+        return {r[0]: _attribution(r[1:]) for r in rows}
+
+    def attributions(self, method: str | None = None) -> dict[str, Attribution]:
+        """The latest attribution of each stored trace (see :func:`_latest`; of one method when
+        given), keyed by trace id. Two different traces sharing an id share a key here (the most
+        recently upserted wins): :meth:`attributions_by_hash` keeps them apart."""
         latest = _latest(
-            "attributions",
-            "method_hash",
-            per="method" if method else "",
-            tiebreak="x.created_at DESC, x.rowid DESC",
+            "attributions", "method_hash", per="method" if method else "", tiebreak=_ATTRIBUTION_ORDER
         )
         sql = (
-            f"WITH {latest} SELECT a.trace_hash, a.agent, a.step, a.mode, a.confidence, a.reason, a.method "
+            f"WITH {latest} SELECT a.trace_id, a.agent, a.step, a.mode, a.confidence, a.reason, a.method, "
+            "(SELECT MAX(v.seq) FROM trace_versions v WHERE v.trace_hash = a.trace_hash) AS seq "
             "FROM latest l JOIN attributions a USING (trace_hash, method_hash)"
         )
         params: tuple[Any, ...] = ()
         if method:
             sql += " WHERE a.method = ?"
             params = (method,)
-        return {
-            r[0]: Attribution(agent=r[1], step=r[2], mode=r[3], confidence=r[4], reason=r[5], method=r[6])
-            for r in self._query(sql, params)
-        }
-
-    def attributions(self, method: str | None = None) -> dict[str, Attribution]:
-        """The latest attribution of each stored trace, keyed by trace id (of one method when
-        given). Two different traces sharing an id share a key here: use
-        :meth:`attributions_by_hash` to keep them apart."""
-        ids = {
-            r["trace_hash"]: r["trace_id"]
-            for r in self._query("SELECT DISTINCT trace_hash, trace_id FROM attributions")
-        }
-        return {
-            ids[h]: a for h, a in sorted(self.attributions_by_hash(method).items(), key=lambda kv: ids[kv[0]])
-        }
+        return {r[0]: _attribution(r[1:7]) for r in self._query(sql + " ORDER BY seq", params)}
 
     # -- errors --------------------------------------------------------------------------
 
