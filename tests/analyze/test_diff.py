@@ -164,3 +164,21 @@ def test_newcombe_interval_of_the_difference() -> None:
     assert newcombe(0, 0, 1, 2) is None
     d = diff_annotations([_vec("t0", A, {})], [_vec("t0", B, {"FM-1.1": "present"})])
     assert d.modes[0].delta_ci == newcombe(0, 1, 1, 1)
+
+
+def test_diff_runs_keeps_traces_that_share_an_id_apart(tmp_path: Path) -> None:
+    from mastkit.traces import Event, Trace
+
+    def trace(text: str, path: str) -> Trace:
+        events = [Event(seq=0, kind="message", actor="a", content=text)]
+        return Trace(trace_id="run-1", source_format="test", source_paths=[path], events=events)
+
+    with Store(tmp_path / "m.db") as store:
+        for cfg, present in ((A, {"FM-1.3"}), (B, set())):
+            store.register_run(cfg)
+            for text, path in (("one", "/runs/a.json"), ("two", "/runs/b.json")):
+                store.put_annotation(_ann("run-1", cfg, present), store.upsert_trace(trace(text, path)))
+        d = diff_runs(store, A.config_hash()[:12], B.config_hash()[:12])
+    assert (d.a_traces, d.b_traces, d.paired_traces) == (2, 2, 2)
+    assert d.modes[0].lost == 2
+    assert sorted(c.trace_id for c in d.changes) == ["run-1 (/runs/a.json)", "run-1 (/runs/b.json)"]

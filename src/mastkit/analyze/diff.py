@@ -14,7 +14,7 @@ present or absent, and ``flags`` counts the present verdicts of the category's m
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal, Protocol
 
 from pydantic import BaseModel
@@ -271,14 +271,41 @@ def diff_annotations(
     )
 
 
+class _Record(Protocol):
+    """A stored annotation with the trace it was made on (``mastkit.store.StoredAnnotation``)."""
+
+    @property
+    def trace_id(self) -> str: ...
+    @property
+    def path(self) -> str | None: ...
+    @property
+    def annotation(self) -> Annotation: ...
+
+
 class _RunSource(Protocol):
     """What :func:`diff_runs` needs from a store."""
 
     def resolve_run(self, ref: str | None = None) -> str: ...
-    def annotations(self, config_hash: str | None = None) -> Iterable[Annotation]: ...
+    def annotation_records(self, config_hash: str | None = None) -> Sequence[_Record]: ...
 
 
 def diff_runs(store: _RunSource, run_a: str, run_b: str, *, alpha: float = 0.05) -> RunDiff:
-    """Compare two stored runs (config-hash prefixes, ``rules``/``llm``/``hybrid`` or model names)."""
+    """Compare two stored runs (config-hash prefixes, ``rules``/``llm``/``hybrid`` or model names).
+
+    Traces are paired by trace id and the file they were read from: two different traces that
+    share an id (two files both holding ``run-1``) are compared as two, labelled ``id (path)``."""
     ha, hb = store.resolve_run(run_a), store.resolve_run(run_b)
-    return diff_annotations(store.annotations(ha), store.annotations(hb), run_a=ha, run_b=hb, alpha=alpha)
+    ra, rb = store.annotation_records(ha), store.annotation_records(hb)
+    paths: dict[str, set[str]] = {}
+    for r in (*ra, *rb):
+        paths.setdefault(r.trace_id, set()).add(r.path or "")
+
+    def labelled(records: Sequence[_Record]) -> list[Annotation]:
+        return [
+            r.annotation
+            if len(paths[r.trace_id]) == 1
+            else r.annotation.model_copy(update={"trace_id": f"{r.trace_id} ({r.path or '?'})"})
+            for r in records
+        ]
+
+    return diff_annotations(labelled(ra), labelled(rb), run_a=ha, run_b=hb, alpha=alpha)

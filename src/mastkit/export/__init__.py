@@ -54,7 +54,7 @@ def _otlp_spans(store: Store, trace_ids: list[str] | None) -> dict[str, tuple[di
     for row in store.traces():
         if row["source_format"] not in OTLP_FORMATS or (wanted is not None and row["trace_id"] not in wanted):
             continue
-        trace = store.get_trace(row["trace_id"])
+        trace = store.get_trace(trace_hash=row["trace_hash"])
         if trace is None:
             continue
         # The first event of a span carries its id; later events of the same span have it as parent.

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -113,6 +114,9 @@ class TraceSummary(_Model):
     """One row of the trace table."""
 
     trace_id: str
+    """The trace's id, or ``id (short hash)`` when several traces of the run share that id."""
+    trace_hash: str = ""
+    """Content hash of the judged trace version (its identity in the store)."""
     anchor: str
     """HTML id of the trace's section (``trace-<safe id>``)."""
     source_format: str | None = None
@@ -177,6 +181,9 @@ class TraceDetail(_Model):
     """The in-page "page" of one trace: timeline, verdicts, attribution."""
 
     trace_id: str
+    """As in :class:`TraceSummary`."""
+    trace_hash: str = ""
+    """Content hash of the judged version: the body shown is that version's."""
     anchor: str
     available: bool = True
     """False when the store holds no trace body (only the annotation)."""
@@ -393,6 +400,7 @@ def _event_text(e: Event, limit: int, quote: str | None) -> tuple[str, int]:
 
 def _detail(
     trace_id: str,
+    t_hash: str,
     anchor: str,
     trace: Trace | None,
     ann: Annotation,
@@ -490,6 +498,7 @@ def _detail(
         )
     return TraceDetail(
         trace_id=trace_id,
+        trace_hash=t_hash,
         anchor=anchor,
         available=trace is not None,
         task=_clip(trace.task, 400) if trace else None,
@@ -510,6 +519,26 @@ def _detail(
         summary=_clip(ann.summary, 500),
         errors=[truncate(e, 300)[0] for e in ann.errors[:10]],
     )
+
+
+def _labels(traces: Sequence[tuple[str, str]]) -> list[str]:
+    """A unique display label per (trace_id, content hash): the id, or ``id (short hash)`` for
+    the traces whose id another trace of the list shares (longer hashes if the short ones clash)."""
+    shared = Counter(tid for tid, _h in traces)
+    out: list[str] = []
+    for tid, h in traces:
+        if shared[tid] == 1:
+            out.append(tid)
+            continue
+        digest = h.split(":", 1)[-1]
+        n = 8
+        while (
+            n < len(digest)
+            and sum(1 for t, o in traces if t == tid and o.split(":", 1)[-1][:n] == digest[:n]) > 1
+        ):
+            n += 4
+        out.append(f"{tid} ({digest[:n]})")
+    return out
 
 
 def _grouped(
@@ -551,13 +580,21 @@ def build_report_data(
     all_runs = [_run_info(r) for r in store.runs()]
     run_info = next(r for r in all_runs if r.config_hash == config_hash)
 
-    annotations = list(store.annotations(config_hash))
-    trace_rows = {r["trace_id"]: r for r in store.traces()}
-    attributions = store.attributions(attribution_method)
+    # One entry per stored trace the run annotated (its latest annotated version); a trace is its
+    # content hash, so two traces sharing an id are both here, labelled apart.
+    records = store.annotation_records(config_hash)
+    trace_rows = {r["trace_hash"]: r for r in store.traces(all_versions=True)}
+    live = {r["trace_hash"] for r in store.traces()}
+    attributions = store.attributions_by_hash(attribution_method)
+    labels = _labels([(r.trace_id, r.trace_hash) for r in records])
+    annotations = [
+        r.annotation.model_copy(update={"trace_id": label}) for r, label in zip(records, labels, strict=True)
+    ]
+    hashes = {label: r.trace_hash for r, label in zip(records, labels, strict=True)}
 
     meta: dict[str, dict[str, Any]] = {}
     for a in annotations:
-        t = trace_rows.get(a.trace_id, {})
+        t = trace_rows.get(hashes[a.trace_id], {})
         m: dict[str, Any] = {f: (t.get(f) if t.get(f) is not None else "unknown") for f in META_FIELDS}
         m["success"] = None if t.get("success") is None else bool(t["success"])
         meta[a.trace_id] = m
@@ -594,11 +631,12 @@ def build_report_data(
 
     summaries = []
     for a, r in zip(annotations, data, strict=True):
-        t = trace_rows.get(a.trace_id, {})
-        attr = attributions.get(a.trace_id) or a.attribution
+        t = trace_rows.get(hashes[a.trace_id], {})
+        attr = attributions.get(hashes[a.trace_id]) or a.attribution
         summaries.append(
             TraceSummary(
                 trace_id=a.trace_id,
+                trace_hash=hashes[a.trace_id],
                 anchor=anchors[a.trace_id],
                 source_format=t.get("source_format"),
                 framework=t.get("framework"),
@@ -620,21 +658,23 @@ def build_report_data(
     # per-event text allowance from ``char_budget``, both spread over the traces.
     max_events = max(min(max_events, 12), min(max_events, event_budget // max(1, len(annotations))))
     n_shown = sum(
-        min(int(trace_rows.get(a.trace_id, {}).get("n_events") or 0), max_events) for a in annotations
+        min(int(trace_rows.get(hashes[a.trace_id], {}).get("n_events") or 0), max_events) for a in annotations
     )
     event_chars = max(min_event_chars, min(max_event_chars, char_budget // max(1, n_shown)))
 
     detail_list: list[TraceDetail] = []
     if details:
         for a in annotations:
-            trace = store.get_trace(a.trace_id) if a.trace_id in trace_rows else None
+            t_hash = hashes[a.trace_id]
+            trace = store.get_trace(trace_hash=t_hash)  # the version judged, not a later one
             detail_list.append(
                 _detail(
                     a.trace_id,
+                    t_hash,
                     anchors[a.trace_id],
                     trace,
                     a,
-                    attributions.get(a.trace_id) or a.attribution,
+                    attributions.get(t_hash) or a.attribution,
                     tax,
                     max_events=max_events,
                     event_chars=event_chars,
@@ -648,8 +688,8 @@ def build_report_data(
         succeeded=sum(1 for r in data if r.success is True),
         outcome_unknown=sum(1 for r in data if r.success is None),
         with_modes=sum(1 for r in data if r.present),
-        store_traces=len(trace_rows),
-        not_annotated=len(set(trace_rows) - {a.trace_id for a in annotations}),
+        store_traces=len(live),
+        not_annotated=len(live - set(hashes.values())),
         errors=len(errors),
     )
     return ReportData(

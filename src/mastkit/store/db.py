@@ -1,4 +1,4 @@
-"""The annotation store: one SQLite file (stdlib, WAL) holding runs, trace metadata, annotations,
+"""The annotation store: one SQLite file (stdlib, WAL) holding runs, traces, annotations,
 per-mode verdicts, every model call, a content-addressed response cache and per-trace errors.
 
 Why SQLite: no server, no dependency, one file users can copy; WAL mode lets several
@@ -6,6 +6,19 @@ processes (Ray workers, a report reading while a run writes) share it, and each 
 result is committed in one transaction — a run killed at any moment resumes with nothing
 lost and nothing duplicated (annotations are keyed by trace content hash + configuration
 hash). Heavy analytics can attach the file from DuckDB or read the Parquet export.
+
+What "a trace" is here (schema 2):
+
+* A stored trace is its content: ``Trace.content_hash()`` (which leaves out where the file
+  was). Its body and metadata are kept once per hash (``trace_bodies``); annotations,
+  verdicts and attributions are keyed by it. The trace_id is a label two traces may share.
+* A *trace key* is (trace_id, first source path). Each upsert makes its hash the latest
+  version of its key (``trace_versions``, ordered by ``seq``): a file edited and annotated
+  again supersedes its old results; the same content read from two folders stays one trace;
+  two files holding different traces with the same id stay two.
+* Every reader (annotations, verdict rows, exports, attributions, the trace list, run counts)
+  takes, for each trace key and run, the result on the most recently upserted version that
+  has one: :func:`_latest` is the only definition.
 
 Schema changes are append-only migrations (``_MIGRATIONS``); a shipped one is never edited.
 """
@@ -19,7 +32,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,46 +47,134 @@ class StoreError(MastkitError):
 
 
 def trace_hash(trace: Trace) -> str:
-    """Content hash of a trace (its canonical JSON): unchanged input ⇒ same hash ⇒ cache hit."""
+    """Content hash of a trace (see ``Trace.content_hash``): unchanged content ⇒ same hash ⇒ cache hit."""
     return trace.content_hash()
 
 
-_M001 = """
-        CREATE TABLE runs (
-            config_hash TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT, taxonomy_id TEXT, taxonomy_version TEXT,
-            config_json TEXT NOT NULL, created_at REAL NOT NULL);
-        CREATE TABLE traces (
-            trace_id TEXT PRIMARY KEY, trace_hash TEXT NOT NULL, source_format TEXT, framework TEXT, model TEXT,
-            benchmark TEXT, task_id TEXT, n_events INTEGER, success INTEGER, path TEXT, meta_json TEXT,
-            added_at REAL NOT NULL, trace_zjson BLOB);
-        CREATE TABLE annotations (
-            trace_hash TEXT NOT NULL, config_hash TEXT NOT NULL, trace_id TEXT NOT NULL,
-            annotation_json TEXT NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (trace_hash, config_hash));
-        CREATE INDEX annotations_trace ON annotations (trace_id, config_hash);
-        CREATE TABLE verdicts (
-            trace_hash TEXT NOT NULL, config_hash TEXT NOT NULL, trace_id TEXT NOT NULL, code TEXT NOT NULL,
-            verdict TEXT NOT NULL, confidence REAL, first_seq INTEGER, agent TEXT,
-            PRIMARY KEY (trace_hash, config_hash, code));
-        CREATE INDEX verdicts_config ON verdicts (config_hash, code, verdict);
-        CREATE TABLE calls (
-            id INTEGER PRIMARY KEY AUTOINCREMENT, trace_id TEXT, config_hash TEXT, provider TEXT, model TEXT,
-            request_hash TEXT, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL, latency_s REAL,
-            attempts INTEGER, status TEXT, error TEXT, cached INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL);
-        CREATE INDEX calls_config ON calls (config_hash);
-        CREATE TABLE responses (
-            request_hash TEXT PRIMARY KEY, model TEXT, text TEXT NOT NULL, input_tokens INTEGER,
-            output_tokens INTEGER, cost_usd REAL, created_at REAL NOT NULL);
-        CREATE TABLE attributions (
-            trace_hash TEXT NOT NULL, trace_id TEXT NOT NULL, method TEXT NOT NULL, method_hash TEXT NOT NULL,
-            agent TEXT, step INTEGER, mode TEXT, confidence REAL, reason TEXT, created_at REAL NOT NULL,
-            PRIMARY KEY (trace_hash, method_hash));
-        CREATE TABLE errors (
-            id INTEGER PRIMARY KEY AUTOINCREMENT, stage TEXT NOT NULL, path TEXT, trace_id TEXT, config_hash TEXT,
-            reason TEXT NOT NULL, created_at REAL NOT NULL);
-"""
+_M001: tuple[str, ...] = (
+    """CREATE TABLE runs (
+        config_hash TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT, taxonomy_id TEXT, taxonomy_version TEXT,
+        config_json TEXT NOT NULL, created_at REAL NOT NULL)""",
+    """CREATE TABLE traces (
+        trace_id TEXT PRIMARY KEY, trace_hash TEXT NOT NULL, source_format TEXT, framework TEXT, model TEXT,
+        benchmark TEXT, task_id TEXT, n_events INTEGER, success INTEGER, path TEXT, meta_json TEXT,
+        added_at REAL NOT NULL, trace_zjson BLOB)""",
+    """CREATE TABLE annotations (
+        trace_hash TEXT NOT NULL, config_hash TEXT NOT NULL, trace_id TEXT NOT NULL,
+        annotation_json TEXT NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (trace_hash, config_hash))""",
+    "CREATE INDEX annotations_trace ON annotations (trace_id, config_hash)",
+    """CREATE TABLE verdicts (
+        trace_hash TEXT NOT NULL, config_hash TEXT NOT NULL, trace_id TEXT NOT NULL, code TEXT NOT NULL,
+        verdict TEXT NOT NULL, confidence REAL, first_seq INTEGER, agent TEXT,
+        PRIMARY KEY (trace_hash, config_hash, code))""",
+    "CREATE INDEX verdicts_config ON verdicts (config_hash, code, verdict)",
+    """CREATE TABLE calls (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, trace_id TEXT, config_hash TEXT, provider TEXT, model TEXT,
+        request_hash TEXT, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL, latency_s REAL,
+        attempts INTEGER, status TEXT, error TEXT, cached INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL)""",
+    "CREATE INDEX calls_config ON calls (config_hash)",
+    """CREATE TABLE responses (
+        request_hash TEXT PRIMARY KEY, model TEXT, text TEXT NOT NULL, input_tokens INTEGER,
+        output_tokens INTEGER, cost_usd REAL, created_at REAL NOT NULL)""",
+    """CREATE TABLE attributions (
+        trace_hash TEXT NOT NULL, trace_id TEXT NOT NULL, method TEXT NOT NULL, method_hash TEXT NOT NULL,
+        agent TEXT, step INTEGER, mode TEXT, confidence REAL, reason TEXT, created_at REAL NOT NULL,
+        PRIMARY KEY (trace_hash, method_hash))""",
+    """CREATE TABLE errors (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, stage TEXT NOT NULL, path TEXT, trace_id TEXT, config_hash TEXT,
+        reason TEXT NOT NULL, created_at REAL NOT NULL)""",
+)
+"""Schema 1 (shipped as one ';'-separated script; the same statements, now one per entry)."""
 
-_MIGRATIONS: list[str] = [_M001]
-"""Append-only: each entry is the SQL of one schema version."""
+_M002: tuple[str, ...] = (
+    # A stored trace is its content: one body and one metadata row per content hash.
+    """CREATE TABLE trace_bodies (
+        trace_hash TEXT PRIMARY KEY, trace_id TEXT NOT NULL, source_format TEXT, framework TEXT, model TEXT,
+        benchmark TEXT, task_id TEXT, n_events INTEGER, success INTEGER, meta_json TEXT, zjson BLOB)""",
+    # Where each content was seen: a trace key (trace_id, first source path) and the versions
+    # (content hashes) upserted under it; seq orders the upserts of the whole file.
+    """CREATE TABLE trace_versions (
+        trace_id TEXT NOT NULL, path TEXT NOT NULL, trace_hash TEXT NOT NULL, seq INTEGER NOT NULL,
+        added_at REAL NOT NULL, PRIMARY KEY (trace_id, path, trace_hash))""",
+    "CREATE INDEX trace_versions_hash ON trace_versions (trace_hash)",
+    "CREATE UNIQUE INDEX trace_versions_seq ON trace_versions (seq)",
+    """INSERT INTO trace_bodies
+        SELECT trace_hash, trace_id, source_format, framework, model, benchmark, task_id, n_events, success,
+               meta_json, trace_zjson
+        FROM traces""",
+    # Schema 1 kept one row per trace id (the last upserted version) and annotations of older
+    # versions: those older versions go first, in the order they were annotated, so the trace
+    # row's version is the latest of its key, as it was.
+    """INSERT INTO trace_versions (trace_id, path, trace_hash, seq, added_at)
+        SELECT trace_id, path, trace_hash, ROW_NUMBER() OVER (ORDER BY current, at, trace_hash), at FROM (
+            SELECT o.trace_id, COALESCE(t.path, '') AS path, o.trace_hash, MIN(o.at) AS at, 0 AS current
+            FROM (SELECT trace_id, trace_hash, created_at AS at FROM annotations
+                  UNION ALL SELECT trace_id, trace_hash, created_at FROM attributions) o
+            LEFT JOIN traces t ON t.trace_id = o.trace_id
+            WHERE o.trace_hash NOT IN (SELECT trace_hash FROM traces)
+            GROUP BY o.trace_hash
+            UNION ALL
+            SELECT trace_id, COALESCE(path, ''), trace_hash, added_at, 1 FROM traces)""",
+    "DROP TABLE traces",
+    "ALTER TABLE errors ADD COLUMN trace_hash TEXT",
+    "CREATE INDEX errors_config ON errors (config_hash, trace_id)",
+    "CREATE INDEX attributions_method ON attributions (method)",
+    """INSERT OR REPLACE INTO meta VALUES ('schema_2',
+        'a stored trace is its content hash; trace_id is a label; bodies are kept per hash')""",
+)
+"""Schema 2: traces identified by content hash, versions per trace key, bodies per hash."""
+
+_MIGRATIONS: list[tuple[str, ...]] = [_M001, _M002]
+"""Append-only: entry i holds the statements that take a file from schema i to schema i + 1.
+Each statement is run on its own (never split on ';', which string literals and triggers contain),
+all of one migration in one transaction."""
+
+
+def _latest(table: str, keep: str, per: str = "", tiebreak: str = "") -> str:
+    """The one definition of "the latest" for per-trace results, as a CTE named ``latest``.
+
+    A trace key is (trace_id, first source path); its versions are the content hashes upserted
+    under it, ordered by ``trace_versions.seq``. For each trace key and each value of ``per``
+    (e.g. ``config_hash``), the row of ``table`` on the most recently upserted version that has
+    such a row wins; ``tiebreak`` orders rows of one version. A content seen under several keys
+    (the same trace read from two folders) is one trace: its row appears once. ``keep`` lists
+    the columns of ``table`` the CTE returns (with ``trace_hash``).
+    """
+    cols = ", ".join(f"x.{c.strip()}" for c in keep.split(","))
+    partition = "v.trace_id, v.path" + "".join(f", x.{c.strip()}" for c in per.split(",") if c.strip())
+    order = "v.seq DESC" + (f", {tiebreak}" if tiebreak else "")
+    return (
+        f"latest AS (SELECT DISTINCT trace_hash, {keep} FROM ("
+        f"SELECT x.trace_hash, {cols}, ROW_NUMBER() OVER (PARTITION BY {partition} ORDER BY {order}) AS rn "
+        f"FROM {table} x JOIN trace_versions v ON v.trace_hash = x.trace_hash) WHERE rn = 1)"
+    )
+
+
+_LATEST_ANNOTATIONS = _latest("annotations", "config_hash", per="config_hash")
+_LATEST_VERSIONS = _latest("trace_bodies", "trace_id")
+"""Per trace key, the most recently upserted version whose body the store holds."""
+
+
+_ATTRIBUTION_ORDER = "x.created_at DESC, x.rowid DESC"
+"""Of several attributions of one trace version (methods, options), the one stored last first."""
+
+
+def _attribution(r: Sequence[Any]) -> Attribution:
+    """An Attribution from (agent, step, mode, confidence, reason, method) columns."""
+    return Attribution(agent=r[0], step=r[1], mode=r[2], confidence=r[3], reason=r[4], method=r[5])
+
+
+@dataclass(frozen=True)
+class StoredAnnotation:
+    """An annotation with the identity of the trace version it was made on."""
+
+    trace_hash: str
+    """Content hash of the judged trace (its identity in the store)."""
+    trace_id: str
+    """The trace's own id: a label, which two different traces may share."""
+    path: str | None
+    """The file the judged version was last read from ('' or None when unknown)."""
+    annotation: Annotation
 
 
 @dataclass(frozen=True)
@@ -95,6 +196,7 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open store {self.path}: {exc}") from None
         self._lock = threading.RLock()
+        self._fence: bytes | None = None
         self._db.execute("PRAGMA busy_timeout = 30000")
         if self.path != ":memory:":
             self._retry_locked(lambda: self._db.execute("PRAGMA journal_mode = WAL"))
@@ -142,16 +244,15 @@ class Store:
                 raise StoreError(
                     f"{self.path} was written by a newer mastkit (schema {version}); upgrade mastkit"
                 )
-            for i, sql in enumerate(_MIGRATIONS[version:], start=version + 1):
+            for i, statements in enumerate(_MIGRATIONS[version:], start=version + 1):
                 self._db.execute(
                     "BEGIN IMMEDIATE"
                 )  # the write lock: another process may have migrated meanwhile
                 try:
                     row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                     if row is None or int(row[0]) < i:
-                        for statement in sql.split(";"):
-                            if statement.strip():
-                                self._db.execute(statement)
+                        for statement in statements:
+                            self._db.execute(statement)
                         self._db.execute(
                             "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(i),)
                         )
@@ -198,6 +299,14 @@ class Store:
         return h
 
     def upsert_trace(self, trace: Trace, t_hash: str | None = None) -> str:
+        """Store a trace version: its body and metadata under its content hash, and the hash as the
+        latest version of its trace key (trace_id, first source path). Returns the hash.
+
+        The same content read from another folder is the same stored trace (one body, one
+        annotation); a changed file gives a new version that supersedes the old one in every
+        reader; two different traces that share a trace_id are kept apart (different hashes,
+        and different keys when they come from different files).
+        """
         h = t_hash or trace_hash(trace)
         success = (
             None if trace.outcome is None or trace.outcome.success is None else int(trace.outcome.success)
@@ -210,12 +319,15 @@ class Store:
         # The canonical trace without native records: enough for timelines and evidence in reports.
         slim = trace.model_copy(update={"raw": None, "events": [e.replace(raw=None) for e in trace.events]})
         blob = zlib.compress(slim.model_dump_json().encode(), 6)
-        self._tx(
-            lambda db: db.execute(
-                "INSERT OR REPLACE INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        path = trace.source_paths[0] if trace.source_paths else ""
+
+        def write(db: sqlite3.Connection) -> None:
+            # same hash, same content: replacing only refreshes the provenance kept in the body
+            db.execute(
+                "INSERT OR REPLACE INTO trace_bodies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    trace.trace_id,
                     h,
+                    trace.trace_id,
                     trace.source_format,
                     trace.framework,
                     trace.model,
@@ -223,36 +335,75 @@ class Store:
                     trace.task_id,
                     len(trace.events),
                     success,
-                    trace.source_paths[0] if trace.source_paths else None,
                     json.dumps(meta),
-                    time.time(),
                     blob,
                 ),
             )
-        )
+            self._add_version(db, trace.trace_id, path, h)
+
+        self._tx(write)
         return h
 
-    def get_trace(self, trace_id: str) -> Trace | None:
-        """The stored canonical trace (native ``raw`` records are not kept in the store)."""
-        rows = self._query("SELECT trace_zjson FROM traces WHERE trace_id = ?", (trace_id,))
+    @staticmethod
+    def _add_version(db: sqlite3.Connection, trace_id: str, path: str, t_hash: str) -> None:
+        """Make ``t_hash`` the most recently upserted version of the key (trace_id, path)."""
+        db.execute(
+            "INSERT INTO trace_versions (trace_id, path, trace_hash, seq, added_at) "
+            "VALUES (?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM trace_versions), ?) "
+            "ON CONFLICT (trace_id, path, trace_hash) DO UPDATE SET seq = excluded.seq, added_at = excluded.added_at",
+            (trace_id, path, t_hash, time.time()),
+        )
+
+    @staticmethod
+    def _ensure_version(db: sqlite3.Connection, trace_id: str, t_hash: str) -> None:
+        """A result stored for a hash never upserted still needs a version row to be read back."""
+        if db.execute("SELECT 1 FROM trace_versions WHERE trace_hash = ?", (t_hash,)).fetchone() is None:
+            Store._add_version(db, trace_id, "", t_hash)
+
+    def get_trace(self, trace_id: str | None = None, *, trace_hash: str | None = None) -> Trace | None:
+        """A stored canonical trace (native ``raw`` records are not kept in the store): the version
+        with content hash ``trace_hash``, or else the most recently upserted version with id
+        ``trace_id``. None when the store has no such body."""
+        if trace_hash is not None:
+            rows = self._query("SELECT zjson FROM trace_bodies WHERE trace_hash = ?", (trace_hash,))
+        elif trace_id is not None:
+            rows = self._query(
+                "SELECT b.zjson FROM trace_versions v JOIN trace_bodies b ON b.trace_hash = v.trace_hash "
+                "WHERE v.trace_id = ? ORDER BY v.seq DESC LIMIT 1",
+                (trace_id,),
+            )
+        else:
+            raise ValueError("get_trace needs a trace_id or a trace_hash")
         if not rows or rows[0][0] is None:
             return None
         return Trace.model_validate_json(zlib.decompress(rows[0][0]))
 
     def runs(self) -> list[dict[str, Any]]:
+        """Registered runs, oldest first, each with its number of (latest) annotations."""
         rows = self._query(
-            "SELECT r.*, (SELECT COUNT(*) FROM annotations a WHERE a.config_hash = r.config_hash) AS annotations "
-            "FROM runs r ORDER BY created_at"
+            f"WITH {_LATEST_ANNOTATIONS} SELECT r.*, (SELECT COUNT(*) FROM latest l "
+            "WHERE l.config_hash = r.config_hash) AS annotations FROM runs r ORDER BY created_at"
         )
         return [dict(r) for r in rows]
 
-    def traces(self) -> list[dict[str, Any]]:
-        """Trace metadata rows (without the stored trace body)."""
+    def traces(self, *, all_versions: bool = False) -> list[dict[str, Any]]:
+        """Trace metadata rows (without the stored body), one per stored trace: the latest version
+        of each trace key, a content seen under several keys once. ``all_versions`` lists every
+        stored version instead. ``path`` is where the version was last read from."""
         cols = (
-            "trace_id, trace_hash, source_format, framework, model, benchmark, task_id, n_events, success, path, "
-            "meta_json, added_at"
+            "b.trace_id, b.trace_hash, b.source_format, b.framework, b.model, b.benchmark, b.task_id, "
+            "b.n_events, b.success, b.meta_json, "
+            "(SELECT v.path FROM trace_versions v WHERE v.trace_hash = b.trace_hash ORDER BY v.seq DESC LIMIT 1) "
+            "AS path, "
+            "(SELECT MAX(v.added_at) FROM trace_versions v WHERE v.trace_hash = b.trace_hash) AS added_at"
         )
-        return [dict(r) for r in self._query(f"SELECT {cols} FROM traces ORDER BY trace_id")]
+        if all_versions:
+            sql = f"SELECT {cols} FROM trace_bodies b"
+        else:
+            sql = (
+                f"WITH {_LATEST_VERSIONS} SELECT {cols} FROM latest l JOIN trace_bodies b USING (trace_hash)"
+            )
+        return [dict(r) for r in self._query(sql + " ORDER BY b.trace_id, path, b.trace_hash")]
 
     # -- annotations ---------------------------------------------------------------------
 
@@ -268,6 +419,7 @@ class Store:
         payload = annotation.model_dump_json()
 
         def write(db: sqlite3.Connection) -> None:
+            self._ensure_version(db, annotation.trace_id, t_hash)
             db.execute(
                 "INSERT OR REPLACE INTO annotations VALUES (?, ?, ?, ?, ?)",
                 (t_hash, annotation.config_hash, annotation.trace_id, payload, time.time()),
@@ -295,18 +447,26 @@ class Store:
 
         self._tx(write)
 
-    def annotations(self, config_hash: str | None = None) -> Iterator[Annotation]:
-        """Stored annotations (latest per trace id and configuration), optionally of one run."""
+    def annotation_records(self, config_hash: str | None = None) -> list[StoredAnnotation]:
+        """The latest annotation of each stored trace (see :func:`_latest`) per run, or of one run,
+        with the hash of the trace version it was made on; ordered by trace id, path, hash."""
         sql = (
-            "SELECT annotation_json FROM annotations a WHERE created_at = (SELECT MAX(created_at) FROM annotations "
-            "b WHERE b.trace_id = a.trace_id AND b.config_hash = a.config_hash)"
+            f"WITH {_LATEST_ANNOTATIONS} SELECT a.trace_hash, a.trace_id, a.annotation_json, "
+            "(SELECT v.path FROM trace_versions v WHERE v.trace_hash = a.trace_hash ORDER BY v.seq DESC LIMIT 1) "
+            "AS path FROM latest l JOIN annotations a USING (trace_hash, config_hash)"
         )
         params: tuple[Any, ...] = ()
         if config_hash is not None:
-            sql += " AND config_hash = ?"
+            sql += " WHERE a.config_hash = ?"
             params = (config_hash,)
-        for row in self._query(sql + " ORDER BY trace_id", params):
-            yield Annotation.model_validate_json(row[0])
+        rows = self._query(sql + " ORDER BY a.trace_id, path, a.trace_hash, a.config_hash", params)
+        return [StoredAnnotation(r[0], r[1], r[3], Annotation.model_validate_json(r[2])) for r in rows]
+
+    def annotations(self, config_hash: str | None = None) -> Iterator[Annotation]:
+        """Stored annotations (the latest of each trace per run, see :meth:`annotation_records`),
+        optionally of one run."""
+        for record in self.annotation_records(config_hash):
+            yield record.annotation
 
     def resolve_run(self, ref: str | None = None) -> str:
         """A run's config hash from a prefix, a kind (``rules``/``llm``/``hybrid``) or None (the latest run)."""
@@ -419,8 +579,9 @@ class Store:
     def put_attribution(
         self, trace_id: str, t_hash: str, method: str, method_hash: str, a: Attribution
     ) -> None:
-        self._tx(
-            lambda db: db.execute(
+        def write(db: sqlite3.Connection) -> None:
+            self._ensure_version(db, trace_id, t_hash)
+            db.execute(
                 "INSERT OR REPLACE INTO attributions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     t_hash,
@@ -435,7 +596,8 @@ class Store:
                     time.time(),
                 ),
             )
-        )
+
+        self._tx(write)
 
     def get_attribution(self, t_hash: str, method_hash: str) -> Attribution | None:
         rows = self._query(
@@ -448,19 +610,36 @@ class Store:
         r = rows[0]
         return Attribution(agent=r[0], step=r[1], mode=r[2], confidence=r[3], reason=r[4], method=r[5])
 
+    def attributions_by_hash(self, method: str | None = None) -> dict[str, Attribution]:
+        """Each stored trace version's own attribution, keyed by its content hash: of one method
+        (e.g. ``rules``) when given, the one stored last. Versions that are no longer the latest
+        of their trace are included: a report shows the attribution made on the body it shows."""
+        where, params = ("WHERE method = ?", (method,)) if method else ("", ())
+        rows = self._query(
+            "SELECT trace_hash, agent, step, mode, confidence, reason, method FROM (SELECT *, ROW_NUMBER() OVER "
+            f"(PARTITION BY trace_hash ORDER BY {_ATTRIBUTION_ORDER}) AS rn FROM attributions x {where}) "
+            "WHERE rn = 1",
+            params,
+        )
+        return {r[0]: _attribution(r[1:]) for r in rows}
+
     def attributions(self, method: str | None = None) -> dict[str, Attribution]:
-        """Latest attribution per trace id (of one method, e.g. ``rules``, when given)."""
-        sql = "SELECT trace_id, agent, step, mode, confidence, reason, method FROM attributions"
+        """The latest attribution of each stored trace (see :func:`_latest`; of one method when
+        given), keyed by trace id. Two different traces sharing an id share a key here (the most
+        recently upserted wins): :meth:`attributions_by_hash` keeps them apart."""
+        latest = _latest(
+            "attributions", "method_hash", per="method" if method else "", tiebreak=_ATTRIBUTION_ORDER
+        )
+        sql = (
+            f"WITH {latest} SELECT a.trace_id, a.agent, a.step, a.mode, a.confidence, a.reason, a.method, "
+            "(SELECT MAX(v.seq) FROM trace_versions v WHERE v.trace_hash = a.trace_hash) AS seq "
+            "FROM latest l JOIN attributions a USING (trace_hash, method_hash)"
+        )
         params: tuple[Any, ...] = ()
         if method:
-            sql += " WHERE method = ?"
+            sql += " WHERE a.method = ?"
             params = (method,)
-        out = {}
-        for r in self._query(sql + " ORDER BY created_at", params):
-            out[r[0]] = Attribution(
-                agent=r[1], step=r[2], mode=r[3], confidence=r[4], reason=r[5], method=r[6]
-            )
-        return out
+        return {r[0]: _attribution(r[1:7]) for r in self._query(sql + " ORDER BY seq", params)}
 
     # -- errors --------------------------------------------------------------------------
 
@@ -472,15 +651,21 @@ class Store:
         path: str | None = None,
         trace_id: str | None = None,
         config_hash: str | None = None,
+        trace_hash: str | None = None,
     ) -> None:
+        """Record a failure: a file that did not load (``stage='load'``, a path), or a trace a run
+        could not annotate (``stage='annotate'``, its id, run and, when known, content hash)."""
         self._tx(
             lambda db: db.execute(
-                "INSERT INTO errors (stage, path, trace_id, config_hash, reason, created_at) VALUES (?,?,?,?,?,?)",
-                (stage, path, trace_id, config_hash, reason, time.time()),
+                "INSERT INTO errors (stage, path, trace_id, config_hash, reason, created_at, trace_hash) "
+                "VALUES (?,?,?,?,?,?,?)",
+                (stage, path, trace_id, config_hash, reason, time.time(), trace_hash),
             )
         )
 
     def errors(self, config_hash: str | None = None) -> list[dict[str, Any]]:
+        """Every recorded error, oldest first; with ``config_hash``, those of that run plus the
+        ones of no run (load errors)."""
         if config_hash:
             return [
                 dict(r)
@@ -491,21 +676,68 @@ class Store:
             ]
         return [dict(r) for r in self._query("SELECT * FROM errors ORDER BY id")]
 
+    def failed_traces(self, config_hash: str) -> list[dict[str, Any]]:
+        """The traces run ``config_hash`` failed on and has not annotated since: for each trace
+        (its content hash when the error recorded one, else its trace id) the latest error of the
+        run, unless an annotation of that trace under the run was stored at or after it. A trace
+        that failed and then succeeded is not listed; one that failed again later is.
+
+        Rows (oldest first) are error rows: ``trace_id``, ``trace_hash`` (may be None), ``path``
+        (to reload the trace from), ``stage``, ``reason``, ``created_at``, ``id``.
+        """
+        sql = (
+            "SELECT e.* FROM errors e WHERE e.config_hash = ? AND e.trace_id IS NOT NULL "
+            "AND e.id = (SELECT MAX(f.id) FROM errors f WHERE f.config_hash = e.config_hash "
+            "AND f.trace_id = e.trace_id AND f.trace_hash IS e.trace_hash) "
+            "AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.config_hash = e.config_hash "
+            "AND a.created_at >= e.created_at "
+            "AND (a.trace_hash = e.trace_hash OR (e.trace_hash IS NULL AND a.trace_id = e.trace_id))) "
+            "ORDER BY e.id"
+        )
+        return [dict(r) for r in self._query(sql, (config_hash,))]
+
+    # -- secrets -------------------------------------------------------------------------
+
+    def fence_secret(self) -> bytes:
+        """A random 32-byte secret made once per database file (kept in ``meta``).
+
+        For deriving prompt fence nonces: trace authors cannot predict them, while reruns on the
+        same database derive the same ones (same prompts, so cached responses still hit). Another
+        file (or ``:memory:`` store) has another secret. Keep it out of logs and exports.
+        """
+
+        def get_or_make(db: sqlite3.Connection) -> str:
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('fence_secret', ?)", (secrets.token_hex(32),))
+            row = db.execute("SELECT value FROM meta WHERE key = 'fence_secret'").fetchone()
+            return str(row[0])
+
+        with self._lock:
+            if self._fence is None:
+                self._fence = bytes.fromhex(self._tx(get_or_make))
+            return self._fence
+
     # -- export --------------------------------------------------------------------------
 
     def verdict_rows(self, config_hash: str | None = None) -> list[dict[str, Any]]:
-        """Flat per-(trace, mode) rows joined with trace metadata, for CSV/Parquet and analysis."""
+        """Flat per-(trace, mode) rows of the latest annotations (see :meth:`annotation_records`)
+        joined with the judged version's metadata, for CSV/Parquet and analysis. ``trace_hash``
+        tells apart different traces that share a ``trace_id``."""
         sql = (
-            "SELECT v.trace_id, v.config_hash, r.kind, r.model AS annotator_model, v.code, v.verdict, v.confidence, "
-            "v.first_seq, v.agent, t.source_format, t.framework, t.model, t.benchmark, t.success "
-            "FROM verdicts v JOIN runs r ON r.config_hash = v.config_hash "
-            "LEFT JOIN traces t ON t.trace_id = v.trace_id"
+            f"WITH {_LATEST_ANNOTATIONS} "
+            "SELECT v.trace_id, v.trace_hash, v.config_hash, r.kind, r.model AS annotator_model, v.code, v.verdict, "
+            "v.confidence, v.first_seq, v.agent, t.source_format, t.framework, t.model, t.benchmark, t.success "
+            "FROM latest l JOIN verdicts v USING (trace_hash, config_hash) "
+            "JOIN runs r ON r.config_hash = v.config_hash "
+            "LEFT JOIN trace_bodies t ON t.trace_hash = v.trace_hash"
         )
         params: tuple[Any, ...] = ()
         if config_hash:
             sql += " WHERE v.config_hash = ?"
             params = (config_hash,)
-        return [dict(r) for r in self._query(sql + " ORDER BY v.trace_id, v.code", params)]
+        return [
+            dict(r)
+            for r in self._query(sql + " ORDER BY v.trace_id, v.trace_hash, v.config_hash, v.code", params)
+        ]
 
     def export(self, out: str | Path, fmt: str | None = None, config_hash: str | None = None) -> int:
         """Write annotations as JSONL (one Annotation per line), or verdict rows as CSV / Parquet.

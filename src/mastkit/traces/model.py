@@ -476,8 +476,20 @@ class Trace(_Model):
     # -- derived views -------------------------------------------------------------
 
     def content_hash(self) -> str:
-        """Hash of the canonical JSON: unchanged trace => same hash (the annotation cache key)."""
-        return "t1:" + hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:32]
+        """Hash of what the trace says, not of where it was read from: the annotation cache key and
+        the identity of a stored trace.
+
+        It covers the canonical JSON without ``source_paths``, each event's ``source`` pointer and
+        the native ``raw`` records (trace and events). Those say where the trace came from (and
+        some importers keep the file name in ``raw``); annotators never read them. So a folder
+        moved or copied elsewhere hashes the same, while any change to events, task, agents,
+        outcome, labels, ids or ``extra`` gives a new hash. (The trace id is content: an importer
+        that derives it from a folder name, as Who&When's does, gives a new hash when that
+        folder is renamed.) The ``t2:`` prefix names this recipe
+        (``t1:`` hashed the whole JSON, locations included).
+        """
+        content = self.model_dump_json(exclude=_PROVENANCE)
+        return "t2:" + hashlib.sha256(content.encode()).hexdigest()[:32]
 
     def agent_names(self) -> list[str]:
         """The agents of the run: the listed agents that are agents (:func:`is_agent_name`), else the
@@ -526,6 +538,10 @@ class Trace(_Model):
         if total.is_empty() and self.usage is not None:
             return self.usage
         return total
+
+
+_PROVENANCE: Any = {"source_paths": True, "raw": True, "events": {"__all__": {"source", "raw"}}}
+"""Fields :meth:`Trace.content_hash` leaves out: where the trace and its events were read from."""
 
 
 @cache
