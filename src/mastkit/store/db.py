@@ -312,7 +312,7 @@ class Store:
             None if trace.outcome is None or trace.outcome.success is None else int(trace.outcome.success)
         )
         meta = {
-            "agents": [a.name for a in trace.agents] or trace.actors(),
+            "agents": trace.agent_names(),
             "task": (trace.task or "")[:500],
             "termination": trace.termination.reason if trace.termination else None,
         }
@@ -484,17 +484,6 @@ class Store:
         return str(hits[-1]["config_hash"])
 
     # -- model calls and the response cache ----------------------------------------------
-
-    def fence_secret(self) -> bytes:
-        """This database's random secret for prompt fence nonces (``mastkit.llm.fence``): made
-        once, kept in ``meta``, so reruns on the same database build the same prompts."""
-
-        def get_or_create(db: sqlite3.Connection) -> str:
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('fence_secret', ?)", (secrets.token_hex(32),))
-            return str(db.execute("SELECT value FROM meta WHERE key = 'fence_secret'").fetchone()[0])
-
-        rows = self._query("SELECT value FROM meta WHERE key = 'fence_secret'")
-        return bytes.fromhex(rows[0][0] if rows else self._tx(get_or_create))
 
     def cached_response(self, r_hash: str) -> CachedResponse | None:
         rows = self._query(
