@@ -54,6 +54,7 @@ from mastkit.annotate.judge.parse import normalise_code
 from mastkit.annotate.model import Attribution, ModeVerdict
 from mastkit.annotate.rules import run_detectors
 from mastkit.llm.call import ResponseCache, cached_call
+from mastkit.llm.redact import redact_trace
 from mastkit.llm.render import RenderOptions, defuse, fence_nonce, render_events
 from mastkit.llm.reply import ReplyError, as_int, json_object
 from mastkit.providers import (
@@ -339,6 +340,8 @@ class LLMAttributor:
         self.version = f"{ATTRIBUTION_PROMPT_VERSION}:{hashlib.sha256(key).hexdigest()[:12]}"
         self._schemas = _schemas(self.taxonomy)
         self._modes = _modes_block(self.taxonomy)
+        self.redactions: dict[str, dict[str, int]] = {}
+        """Secrets removed from each attributed trace before rendering (trace id -> kind -> count)."""
 
     @classmethod
     def from_spec(
@@ -412,6 +415,11 @@ class LLMAttributor:
             raise ValueError(
                 f"unknown LLM attribution method {method!r}; use one of {', '.join(LLM_METHODS)}"
             )
+        redactor = getattr(self.provider, "redactor", None)
+        if redactor is not None:  # whole strings, once, before any clipping or elision
+            trace, found = redact_trace(trace, redactor)
+            ground_truth = redactor.redact(ground_truth).text if ground_truth else ground_truth
+            self.redactions[trace.trace_id] = dict(found)
         ctx = self._context(trace, method, ground_truth)
         if not ctx.candidates:
             return Attribution(method=method, reason="no agent step to blame", confidence=0.0)

@@ -29,6 +29,7 @@ from mastkit.annotate.model import (
 )
 from mastkit.annotate.rules import run_detectors
 from mastkit.llm.call import CallUsage, ResponseCache, cached_call
+from mastkit.llm.redact import redact_trace
 from mastkit.llm.render import Window, fence_nonce, render_windows
 from mastkit.llm.reply import ReplyError
 from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
@@ -62,7 +63,7 @@ class _Usage(CallUsage):
     """What one trace's calls used, and what redaction removed."""
 
     redactions: Counter[str] = field(default_factory=Counter)
-    """Secrets the provider removes from each window's prompt before sending, by kind."""
+    """Secrets removed from the trace before it was rendered, by kind."""
 
 
 class JudgeAnnotator:
@@ -182,11 +183,6 @@ class JudgeAnnotator:
         usage: _Usage,
     ) -> tuple[list[ModeVerdict], ParsedReply | None, list[str]]:
         k = max(1, self.options.samples)
-        redact_messages = getattr(self.provider, "redact_messages", None)
-        if callable(redact_messages) and getattr(self.provider, "redact", False):
-            # counted once per window (samples and the repair resend the same trace text)
-            prompt = ChatMessage(role="user", content=user_prompt(trace, window, fence, hints=hints))
-            usage.redactions.update(redact_messages([prompt])[1])
         results = await asyncio.gather(
             *(self._sample(trace, window, system, fence, hints, s, usage) for s in range(k))
         )
@@ -234,6 +230,10 @@ class JudgeAnnotator:
 
     async def annotate(self, trace: Trace) -> Annotation:
         usage = _Usage()
+        redactor = getattr(self.provider, "redactor", None)
+        if redactor is not None:  # whole strings, once, before any window cut or elision
+            trace, found = redact_trace(trace, redactor)
+            usage.redactions.update(found)
         rule_verdicts = run_detectors(trace, self.taxonomy) if self.options.hybrid else None
         fence = f"trace-{fence_nonce(trace)}"
         system = system_prompt(self.taxonomy, fence, examples=self.options.examples)
