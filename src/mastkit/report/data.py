@@ -42,6 +42,8 @@ from mastkit.analyze.profile import (
 )
 from mastkit.annotate.model import Annotation, Attribution, ModeVerdict
 from mastkit.errors import MastkitError
+from mastkit.llm.redact import Scrubber
+from mastkit.providers.redact import Redactor
 from mastkit.store import Store
 from mastkit.taxonomy import Taxonomy, load_taxonomy
 from mastkit.traces.model import Event, Trace
@@ -256,6 +258,10 @@ class ReportData(_Model):
     errors: list[dict[str, Any]] = Field(default_factory=list)
     """Store errors of the run (load/annotate failures), capped."""
     limits: Limits
+    redacted: bool = False
+    """True when trace and annotation text was redacted before it was put in the report."""
+    redactions: dict[str, int] = Field(default_factory=dict)
+    """What redaction removed, by kind (each distinct string counted once)."""
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -534,6 +540,7 @@ def build_report_data(
     event_budget: int = 24_000,
     attribution_method: str | None = None,
     max_errors: int = 200,
+    redact: bool | Redactor = True,
 ) -> ReportData:
     """Gather one run's annotations, trace metadata and analyses from ``store``.
 
@@ -541,6 +548,11 @@ def build_report_data(
     takes the latest run. ``by`` lists trace fields (``model``, ``framework``, ``benchmark``,
     ``source_format``) to break the profile down by. ``details=False`` leaves out per-trace
     timelines (the trace table and all tables stay).
+
+    ``redact`` (default True, or a :class:`~mastkit.providers.Redactor`) redacts secrets and
+    e-mail addresses in every text taken from traces and annotations (events, task, evidence
+    quotes, rationales, summaries, attribution reasons, errors) before anything is cut to size,
+    so a report can be shared; ``False`` keeps the text as stored.
     """
     from mastkit import __version__
 
@@ -551,9 +563,13 @@ def build_report_data(
     all_runs = [_run_info(r) for r in store.runs()]
     run_info = next(r for r in all_runs if r.config_hash == config_hash)
 
+    scrub = None if redact is False else Scrubber(redact if isinstance(redact, Redactor) else None)
     annotations = list(store.annotations(config_hash))
     trace_rows = {r["trace_id"]: r for r in store.traces()}
     attributions = store.attributions(attribution_method)
+    if scrub is not None:  # before any text is cut to size, so no cut splits a secret
+        annotations = [scrub.annotation(a) for a in annotations]
+        attributions = {k: scrub.attribution(a) for k, a in attributions.items()}
 
     meta: dict[str, dict[str, Any]] = {}
     for a in annotations:
@@ -628,6 +644,8 @@ def build_report_data(
     if details:
         for a in annotations:
             trace = store.get_trace(a.trace_id) if a.trace_id in trace_rows else None
+            if trace is not None and scrub is not None:
+                trace = scrub.trace(trace)
             detail_list.append(
                 _detail(
                     a.trace_id,
@@ -642,6 +660,8 @@ def build_report_data(
             )
 
     errors = store.errors(config_hash)
+    if scrub is not None:
+        errors = [scrub.value(e) for e in errors[:max_errors]] + errors[max_errors:]
     counts = Counts(
         traces=len(data),
         failed=sum(1 for r in data if r.success is False),
@@ -676,4 +696,6 @@ def build_report_data(
             char_budget=char_budget,
             event_chars=event_chars,
         ),
+        redacted=scrub is not None,
+        redactions=dict(sorted(scrub.counts.items())) if scrub is not None else {},
     )
