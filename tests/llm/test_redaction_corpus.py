@@ -267,22 +267,65 @@ def test_attributor_sends_no_piece_of_any_secret(method: str) -> None:
 
 def test_redact_annotation_covers_its_free_text() -> None:
     secrets, _trace, _raw = _corpus()
-    from mastkit.annotate.judge.parse import parse_reply
+    ann = _annotation_with_secrets(secrets)
+    red, counts = redact_annotation(ann, Redactor())
+    assert leaks(secrets, red.model_dump_json()) == []
+    assert counts["github_token"] == 2 and counts["email"] == len(CODES) + 1
+    assert leaks(secrets, ann.model_dump_json()) != []
 
-    parsed = parse_reply(_judge_reply(secrets), load_taxonomy("mast"), source="judge", n_events=40)
+
+def _annotation_with_secrets(secrets: list[Secret]) -> Any:
+    from mastkit.annotate.judge.parse import parse_reply
     from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution
 
+    parsed = parse_reply(_judge_reply(secrets), load_taxonomy("mast"), source="judge", n_events=40)
     cfg = AnnotatorConfig(kind="llm")
-    ann = Annotation(
+    email = next(s.value for s in secrets if s.kind == "email")
+    return Annotation(
         trace_id="t",
         config=cfg,
         config_hash=cfg.config_hash(),
         verdicts=parsed.verdicts,
         summary=parsed.summary,
-        attribution=Attribution(agent="coder", step=2, reason=f"leaked {secrets[0].value}"),
+        attribution=Attribution(agent=email, step=2, reason=f"leaked {secrets[0].value}"),
         errors=[f"server said {secrets[1].value}"],
     )
-    red, counts = redact_annotation(ann, Redactor())
-    assert leaks(secrets, red.model_dump_json()) == []
-    assert counts["github_token"] == 2 and counts["email"] == len(CODES)
-    assert leaks(secrets, ann.model_dump_json()) != []
+
+
+def test_langfuse_and_otel_exports_redact_by_default(tmp_path: Path) -> None:
+    from mastkit.export.langfuse import export_langfuse
+    from mastkit.export.otel import annotation_spans
+
+    secrets, _trace, _raw = _corpus()
+    ann = _annotation_with_secrets(secrets)
+    export_langfuse([ann], tmp_path / "s.jsonl")
+    export_langfuse([ann], tmp_path / "raw.jsonl", redact=False)
+    assert leaks(secrets, (tmp_path / "s.jsonl").read_text(encoding="utf-8")) == []
+    assert leaks(secrets, (tmp_path / "raw.jsonl").read_text(encoding="utf-8")) != []
+    spans = json.dumps(annotation_spans([ann], redactor=Redactor()))
+    assert leaks(secrets, spans) == []
+    assert "[REDACTED:email]" in spans  # the attribution's agent name too
+    assert leaks(secrets, json.dumps(annotation_spans([ann]))) != []
+
+
+def test_cli_report_redacts_unless_told_not_to(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from mastkit.cli.main import app
+
+    secrets, trace, raw = _corpus()
+    db = tmp_path / "m.db"
+    with Store(db) as store:
+        annotate([trace, raw], make_annotator("rules"), store=store)
+    runner = CliRunner()
+    for fmt in ("html", "json", "md"):
+        out = tmp_path / f"r.{fmt}"
+        res = runner.invoke(app, ["report", "--db", str(db), "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        text = out.read_text(encoding="utf-8")
+        assert leaks(secrets, text) == []
+        assert "Redacted before display" in text or '"redacted": true' in text
+    res = runner.invoke(app, ["report", "--db", str(db), "--out", str(tmp_path / "o.html"), "--no-redact"])
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "o.html").read_text(encoding="utf-8")
+    assert leaks(secrets, text) != [] and "Redaction was turned off" in text
