@@ -107,6 +107,8 @@ class _Rule:
     check: Callable[[re.Match[str]], bool] | None = None
     """Return False to leave a match alone."""
     kind_of: Callable[[re.Match[str]], str] | None = None
+    gate: re.Pattern[str] | None = None
+    """A cheaper pattern that must match somewhere in the lower-cased text before the rule runs."""
 
 
 _PLACEHOLDER = re.compile(
@@ -264,6 +266,8 @@ _E = r"(?![A-Za-z0-9_-])"  # token end
 
 _KEY = r"(?P<key>(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?(?i:" + _CREDENTIAL_WORDS + r")(?![A-Za-z0-9]))"
 _SEP = r"(?:\\?[\"'])?\s*(?:=>|[:=])\s*"
+_KEY_GATE = re.compile(r"(?:" + _CREDENTIAL_WORDS + r")(?![a-z0-9])" + _SEP)
+"""Run on the lower-cased text: far cheaper than the case-insensitive key rules it gates."""
 
 _VENDOR_TOKENS: tuple[_Rule, ...] = (
     _token("anthropic_key", r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_\-]{20,}", "sk-ant-"),
@@ -278,7 +282,11 @@ _VENDOR_TOKENS: tuple[_Rule, ...] = (
     _token(
         "github_token",
         r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
-        "gh",
+        "ghp_",
+        "gho_",
+        "ghs_",
+        "ghu_",
+        "ghr_",
         "github_pat_",
     ),
     _token(
@@ -478,6 +486,7 @@ _BUILTIN: tuple[_Rule, ...] = (
         hints=("pass", "pwd", "secret", "token", "key", "credential"),
         check=_check_value,
         kind_of=_kind_of_key,
+        gate=_KEY_GATE,
     ),
     _Rule(
         "secret",  # unquoted assignment: password=..., token: ...
@@ -487,6 +496,7 @@ _BUILTIN: tuple[_Rule, ...] = (
         hints=("pass", "pwd", "secret", "token", "key", "credential"),
         check=_check_value,
         kind_of=_kind_of_key,
+        gate=_KEY_GATE,
     ),
 )
 
@@ -592,6 +602,8 @@ class Redactor:
         lowered = text.lower()
         for rule in self._rules:
             if rule.hints and not any(h in lowered for h in rule.hints):
+                continue
+            if rule.gate is not None and rule.gate.search(lowered) is None:
                 continue
             new = rule.pattern.sub(functools.partial(self._replace, rule=rule, counts=counts), text)
             if new is not text and new != text:
