@@ -68,6 +68,57 @@ SECRETS = [
     ("SECRET_KEY=django-insecure-8x!v2k", "django-insecure-8x!v2k", "secret"),
     ("access_token: ya29.a0AfH6SMBx3", "ya29.a0AfH6SMBx3", "token"),
     ('{\\"password\\": \\"p@ssw0rd!\\"}', "p@ssw0rd!", "password"),
+    # kinds added with whole-trace redaction
+    (f'"SecretAccessKey": "{AWS_SECRET}",', AWS_SECRET, "aws_secret_key"),
+    (f"AWS Secret Access Key [None]: {AWS_SECRET}", AWS_SECRET, "aws_secret_key"),
+    (
+        '"SessionToken": "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJH"',
+        "IQoJb3JpZ2lu",
+        "aws_session_token",
+    ),
+    ("aws_session_token = FwoGZXIvYXdzEBYaDHhZ3k2", "FwoGZXIvYXdzEBYaDHhZ3k2", "aws_session_token"),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsu"
+        "Fq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;EndpointSuffix=core.windows.net",
+        "Eby8vdM02xNOcqFlqUwJPLlm",
+        "azure_key",
+    ),
+    (
+        "https://a.blob.core.windows.net/c/f?sv=2022&sig=AbCdEf0123456789AbCdEf0123%3D",
+        "AbCdEf0123456789",
+        "azure_sas",
+    ),
+    (
+        "https://hooks.slack.com/services/T01ABCDEF/B02GHIJKLMN/aBcDeFgHiJkLmNoPqRsTuVwX",
+        "aBcDeFgHiJkLmNoPqRsTuVwX",
+        "slack_webhook",
+    ),
+    ("npm token npm_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "npm_aBcDeFgHiJkLmNoPq", "npm_token"),
+    ("curl -u admin:S3cretPassw0rd https://x", "S3cretPassw0rd", "cli_password"),
+    ("psql --password hunter2xyz", "hunter2xyz", "cli_password"),
+    ("tool --api-key='AbC123dEf456'", "AbC123dEf456", "cli_password"),
+    ("mysql -u root -pS3cretPw db", "S3cretPw", "cli_password"),
+    ("PGPASSWORD=correcthorse psql -h db", "correcthorse", "password"),
+    ("DB_PASSWORD=lettersonly", "lettersonly", "password"),
+    ("client secret GOCSPX-AbCdEfGhIjKlMnOpQrStUvWx1234", "AbCdEfGhIjKlMnOpQrStUvWx1234", "google_oauth"),
+    (
+        "token eyAiYWxnIjogIkhTMjU2IiB9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlMTIzNDU2Nzg5",
+        "eyAiYWxnIjogIkhTMjU2IiB9",
+        "jwt",
+    ),
+    (
+        "t=ewogICJhbGciOiAiRVMyNTYiCn0.ewogInN1YiI6ICJ4In0.c2lnbmF0dXJlMTIzNDU2Nzg5",
+        "ewogICJhbGciOiAiRVMyNTYiCn0",
+        "jwt",
+    ),
+    ("postgres://app:ab/cd+ef12@db.internal:5432/app", "ab/cd+ef12", "url_password"),
+    ("mail me at dana.okafor@brightwave-corp.io today", "dana.okafor@brightwave-corp.io", "email"),
+    ("glpat-AbCdEf0123456789xYzW used", "AbCdEf0123456789xYzW", "gitlab_token"),
+    (
+        "SG.AbCdEfGhIjKlMnOpQrStUv.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfG",
+        "AbCdEfGhIjKlMnOpQrStUv",
+        "vendor_token",
+    ),
 ]
 
 
@@ -105,6 +156,14 @@ ORDINARY = [
     "Traceback (most recent call last):\n  File \"/usr/lib/python3.11/http/client.py\", line 42\nKeyError: 'token'",
     "kubectl get secret my-secret -o yaml; the api key rotation runs nightly; pass --token-file ./t",
     "if password_hint: print('hint'); auth_token_url = 'https://auth.example.com/token'",
+    "mkdir -p build && ssh -p 2222 host && docker run -u 1000:1000 -p 8080:80 img && tar -xzf a.tgz",
+    "git clone git@github.com:org/repo.git; see http://host:8080/path@v2 and npm i left-pad@1.3.0",
+    "TOKEN=$(cat /run/secrets/token) SECRET_KEY=${SECRET_KEY} API_KEY=changeme SORT_KEY=name",
+    "export PRIMARY_KEY=id; MAX_TOKENS=4096; NUM_TOKENS=12",
+    "The tokenizer splits text; keyword arguments; monkey=banana; the key: value pairs",
+    "java.util.concurrent.ConcurrentHashMap.computeIfAbsent and com.example.MyService.run",
+    "Write to support@example.com or admin@test.invalid; user@localhost",
+    "header eyJhbGciOi alone, a.b.c, v1.2.3, 1.2.3.4, version 2024.11.26",
 ]
 
 
@@ -141,6 +200,28 @@ def test_extra_patterns_and_literals() -> None:
         only.redact("foo1 sk-proj-Abc123def456ghi789jkl012").text
         == "[REDACTED:custom] sk-proj-Abc123def456ghi789jkl012"
     )
+
+
+def test_pii_is_configurable() -> None:
+    text = "Call +1 (415) 555-0132 or write to dana.okafor@brightwave-corp.io"
+    assert Redactor().redact(text).text == "Call +1 (415) 555-0132 or write to [REDACTED:email]"
+    assert Redactor(pii=False).redact(text).text == text
+    both, counts = Redactor(pii=("email", "phone")).redact(text)
+    assert both == "Call [REDACTED:phone] or write to [REDACTED:email]"
+    assert counts == {"phone": 1, "email": 1}
+    with pytest.raises(ValueError, match="unknown PII"):
+        Redactor(pii=("ssn",))
+
+
+def test_redact_field_uses_the_key_name() -> None:
+    r = Redactor()
+    assert r.redact_field("password", "hunter").text == "[REDACTED:password]"
+    assert r.redact_field("SecretAccessKey", "abc").text == "abc"  # too short to be one
+    assert r.redact_field("SessionToken", "IQoJb3JpZ2lu").text == "[REDACTED:aws_session_token]"
+    assert r.redact_field("token", "Hello").text == "Hello"  # a model token
+    assert r.redact_field("max_tokens", "4096").text == "4096"
+    assert r.redact_field("password", "${DB_PASSWORD}").text == "${DB_PASSWORD}"
+    assert r.redact_field("description", "plain words").text == "plain words"
 
 
 def test_large_text_is_fast() -> None:

@@ -56,6 +56,7 @@ from mastkit.annotate.rules import run_detectors
 from mastkit.attribute import replies
 from mastkit.llm.call import ResponseCache, cached_call
 from mastkit.llm.fence import defuse, fence_name, fence_secret, inline
+from mastkit.llm.redact import redact_trace
 from mastkit.llm.render import RenderOptions, render_events
 from mastkit.llm.reply import ReplyError, as_int, json_object
 from mastkit.providers import (
@@ -284,6 +285,8 @@ class LLMAttributor:
         self._schemas = replies.schemas(self.taxonomy)
         self._models = replies.reply_models(self.taxonomy)
         self._modes = _modes_block(self.taxonomy)
+        self.redactions: dict[str, dict[str, int]] = {}
+        """Secrets removed from each attributed trace before rendering (trace id -> kind -> count)."""
 
     @classmethod
     def from_spec(
@@ -370,6 +373,11 @@ class LLMAttributor:
             raise ValueError(
                 f"unknown LLM attribution method {method!r}; use one of {', '.join(LLM_METHODS)}"
             )
+        redactor = getattr(self.provider, "redactor", None)
+        if redactor is not None:  # whole strings, once, before any clipping or elision
+            trace, found = redact_trace(trace, redactor)
+            ground_truth = redactor.redact(ground_truth).text if ground_truth else ground_truth
+            self.redactions[trace.trace_id] = dict(found)
         ctx = self._context(trace, method, ground_truth)
         if not ctx.candidates:
             return Attribution(method=method, reason="no agent step to blame", confidence=0.0)

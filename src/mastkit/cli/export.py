@@ -69,7 +69,11 @@ def otlp_cmd(
     batch_size: BatchOpt = 100,
     timeout: TimeoutOpt = 10.0,
     redact: Annotated[
-        bool, typer.Option(help="Redact evidence quotes (always on for non-loopback endpoints).")
+        bool,
+        typer.Option(
+            help="Redact secrets and e-mail addresses in quotes, rationales and agent names "
+            "(always on for non-loopback endpoints)."
+        ),
     ] = True,
 ) -> None:
     """One span per annotated trace with a span event per failure mode found.
@@ -105,6 +109,9 @@ def langfuse_cmd(
     db: DbOpt = Path("mastkit.db"),
     batch_size: BatchOpt = 100,
     timeout: TimeoutOpt = 10.0,
+    redact: Annotated[
+        bool, typer.Option(help="Redact secrets and e-mail addresses in rationales and quotes.")
+    ] = True,
 ) -> None:
     """Langfuse scores (one BOOLEAN score per judged mode, plus a count) to a file and/or a host."""
     if output is None and host is None:
@@ -112,7 +119,9 @@ def langfuse_cmd(
         raise typer.Exit(EXIT_USAGE)
     try:
         with _open(db) as store:
-            config, n = export_run_langfuse(store, output, host, run, batch_size=batch_size, timeout=timeout)
+            config, n = export_run_langfuse(
+                store, output, host, run, batch_size=batch_size, timeout=timeout, redact=redact
+            )
     except MastkitError as exc:
         err.print(f"error: {exc}")
         raise typer.Exit(EXIT_PARTIAL) from None

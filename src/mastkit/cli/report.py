@@ -36,11 +36,19 @@ def report_cmd(
         str, typer.Option(help="Comma-separated trace fields to break down by.")
     ] = "model,framework,benchmark",
     db: Annotated[Path, typer.Option(help="Store file (SQLite).", envvar="MASTKIT_DB")] = Path("mastkit.db"),
+    redact: Annotated[
+        bool,
+        typer.Option(
+            "--redact/--no-redact",
+            help="Redact secrets and e-mail addresses in trace and annotation text (default on).",
+        ),
+    ] = True,
 ) -> None:
     """Report on an annotated run: failure profile, breakdowns, lift, co-occurrence, per-trace timelines.
 
     The HTML report is one file that opens offline in any browser; Markdown is a short summary
-    for CI logs; JSON holds every table and trace detail.
+    for CI logs; JSON holds every table and trace detail. Secrets and e-mail addresses in
+    trace and annotation text are redacted (--no-redact to keep them).
     """
     if fmt is None:
         suffix = out_path.suffix.lstrip(".").lower() if out_path is not None and str(out_path) != "-" else ""
@@ -62,7 +70,7 @@ def report_cmd(
     started = time.perf_counter()
     try:
         with Store(db) as store:
-            data = build_report_data(store, run, by=fields, details=fmt != "md")
+            data = build_report_data(store, run, by=fields, details=fmt != "md", redact=redact)
     except (MastkitError, ValueError) as exc:
         err.print(Text("error: ", style="bold red") + Text(str(exc)))
         raise typer.Exit(EXIT_NOTHING) from None

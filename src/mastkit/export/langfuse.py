@@ -7,7 +7,8 @@ verdicts are not scores: they are skipped (a score of 0 would read as "absent").
 Written as JSONL of score objects (``traceId``, ``name``, ``value``, ``dataType``, ``comment``,
 ``id``) — the body of Langfuse's score-create — or posted to ``{host}/api/public/ingestion`` as a
 batch of ``score-create`` events with basic auth (``LANGFUSE_PUBLIC_KEY``/``LANGFUSE_SECRET_KEY``).
-Comments are redacted. The score id is stable (trace, run, mode), so re-sending updates in place
+Comments (rationale, evidence quote) are redacted, secrets and e-mail addresses, unless
+``redact=False``. The score id is stable (trace, run, mode), so re-sending updates in place
 (each send uses fresh event ids: Langfuse deduplicates on the event id, updates on the body id).
 For traces that came from OTLP (ingested into Langfuse through its OpenTelemetry endpoint, where
 the trace id is the OTel trace id and an observation id is a span id), a present verdict's score is
@@ -27,6 +28,7 @@ from typing import Any
 import orjson
 
 from mastkit.annotate.model import Annotation
+from mastkit.annotate.redact import ResultScrubber as Scrubber
 from mastkit.export.otel import ExportError, basic_auth, post_json
 from mastkit.providers.redact import Redactor
 
@@ -40,15 +42,18 @@ def langfuse_scores(
     *,
     redactor: Redactor | None = None,
     observation_ids: Mapping[str, Mapping[int, str]] | None = None,
+    redact: bool = True,
 ) -> list[dict[str, Any]]:
     """Score objects for the annotations (see the module doc).
 
     ``observation_ids`` maps a trace id to ``{event seq: native span id}`` for traces that came
     from OTLP (Langfuse uses the span id as the observation id): a present verdict's score is
     then attached to the observation where its evidence starts."""
-    red = redactor or Redactor()
+    scrub = Scrubber(redactor) if redact else None
     scores: list[dict[str, Any]] = []
     for a in annotations:
+        if scrub is not None:  # rationales, quotes, agent names
+            a = scrub.annotation(a)
         spans = (observation_ids or {}).get(a.trace_id, {})
         for v in a.verdicts:
             if v.verdict == "unknown":
@@ -63,7 +68,8 @@ def langfuse_scores(
                 "name": v.code,
                 "value": 1 if v.verdict == "present" else 0,
                 "dataType": "BOOLEAN",
-                "comment": red.redact(comment.strip()).text[:1000] or None,
+                "comment": (scrub.text(comment.strip()) if scrub is not None else comment.strip())[:1000]
+                or None,
                 "metadata": {
                     "run": a.config_hash,
                     "annotator": a.config.kind,
@@ -98,11 +104,12 @@ def export_langfuse(
     batch_size: int = 100,
     timeout: float = 10.0,
     observation_ids: Mapping[str, Mapping[int, str]] | None = None,
+    redact: bool = True,
 ) -> int:
     """Write the scores to ``out`` (JSONL) and/or post them to a Langfuse ``host``. Returns the count.
 
     Raises :class:`ExportError` when the host refuses the request or rejects some of the scores."""
-    scores = langfuse_scores(annotations, observation_ids=observation_ids)
+    scores = langfuse_scores(annotations, observation_ids=observation_ids, redact=redact)
     if out is not None:
         Path(out).write_bytes(b"".join(orjson.dumps(s) + b"\n" for s in scores))
     if host is not None:

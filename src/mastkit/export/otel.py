@@ -7,8 +7,9 @@ OTLP and its id is a 128-bit hex trace id, the span is put in that same trace, s
 modes show up next to the agent's own spans in the user's backend; otherwise the trace id is
 derived from the mastkit trace id (stable across exports).
 
-Evidence quotes are redacted (:class:`mastkit.providers.Redactor`) unless ``redact=False`` and
-the endpoint is on the loopback interface.
+Evidence quotes, rationales and agent names are redacted (secrets and e-mail addresses,
+:class:`mastkit.providers.Redactor`) unless ``redact=False`` and the endpoint is on the loopback
+interface.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import orjson
 
 from mastkit import __version__
 from mastkit.annotate.model import Annotation
+from mastkit.annotate.redact import ResultScrubber as Scrubber
 from mastkit.errors import MastkitError
 from mastkit.providers.redact import Redactor
 from mastkit.taxonomy import Taxonomy, builtin_taxonomies, load_taxonomy
@@ -83,8 +85,11 @@ def annotation_spans(
     of, and ``span_ids`` (event seq -> span id) the span each failure mode's evidence starts in
     (``mastkit.evidence.span_id``)."""
     taxonomies: dict[str, Taxonomy | None] = {taxonomy.id: taxonomy} if taxonomy is not None else {}
+    scrub = Scrubber(redactor) if redactor is not None else None
     spans = []
     for a in annotations:
+        if scrub is not None:  # quotes, rationales, agent names: every free text of the annotation
+            a = scrub.annotation(a)
         tid_ = a.config.taxonomy_id
         if tid_ not in taxonomies:  # built-in taxonomies only: a custom one is not stored with the run
             taxonomies[tid_] = load_taxonomy(tid_) if tid_ in builtin_taxonomies() else None
@@ -114,8 +119,7 @@ def annotation_spans(
             if v.evidence:
                 ev = v.evidence[0]
                 if ev.quote:
-                    quote = redactor.redact(ev.quote).text if redactor is not None else ev.quote
-                    attrs.append(_attr("mastkit.evidence.quote", quote[:500]))
+                    attrs.append(_attr("mastkit.evidence.quote", ev.quote[:500]))
                 if ev.seq_start is not None:
                     attrs.append(_attr("mastkit.evidence.seq_start", ev.seq_start))
                     if (evidence_span := seq_spans.get(ev.seq_start)) is not None:
@@ -128,8 +132,7 @@ def annotation_spans(
                 if ev.agent:
                     attrs.append(_attr("mastkit.evidence.agent", ev.agent))
             if v.rationale:
-                text = redactor.redact(v.rationale).text if redactor is not None else v.rationale
-                attrs.append(_attr("mastkit.mode.rationale", text[:500]))
+                attrs.append(_attr("mastkit.mode.rationale", v.rationale[:500]))
             events.append({"timeUnixNano": at, "name": "mastkit.failure_mode", "attributes": attrs})
         attrs = [
             _attr("mastkit.trace_id", a.trace_id),

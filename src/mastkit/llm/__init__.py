@@ -3,7 +3,8 @@
 * :mod:`.render` — a trace as compact, seq-numbered text, cut into windows;
 * :mod:`.fence` — the secret-nonce fence around trace text, and defusing of look-alike tags;
 * :mod:`.call` — one model call with the response cache, the budget and the call log;
-* :mod:`.reply` — the JSON object in a reply, read leniently, validated strictly.
+* :mod:`.reply` — the JSON object in a reply, read leniently, validated strictly;
+* :mod:`.redact` — a whole trace redacted once, before it is rendered and cut.
 
 The judge (:mod:`mastkit.annotate.judge`), the LLM attributor (:mod:`mastkit.attribute.llm`)
 and the features still to come (verifier, feedback, taxonomy learning) build on these, so a

@@ -368,6 +368,12 @@ class BaseProvider(ABC):
         """The provider's concurrency limiter (``in_flight``, ``peak``)."""
         return self._limiter
 
+    @property
+    def redactor(self) -> Redactor | None:
+        """The redactor outgoing messages pass through (it also removes the API key in use);
+        None when redaction is off. Callers redact whole traces with it before rendering them."""
+        return self._redactor if self.redact else None
+
     def _key_hint(self) -> str:
         names = list(self.key_env)
         if not names:

@@ -45,21 +45,23 @@ def report(
     fmt: ReportFormat | str = "html",
     run: str | None = None,
     by: Sequence[str] = ("model", "framework", "benchmark"),
+    redact: bool = True,
 ) -> Path:
     """Write a report of one run of ``store_or_path`` to ``out``; returns the written path.
 
     ``fmt`` is ``html`` (self-contained, opens offline), ``md`` (summary) or ``json`` (all data).
     ``run`` picks the run (config-hash prefix, kind or model; default: the latest).
+    Secrets and e-mail addresses in trace and annotation text are redacted unless ``redact=False``.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}: use {', '.join(FORMATS)}")
     if isinstance(store_or_path, Store):
-        data = build_report_data(store_or_path, run, by=by, details=fmt != "md")
+        data = build_report_data(store_or_path, run, by=by, details=fmt != "md", redact=redact)
     else:
         if not Path(store_or_path).exists():
             raise StoreError(f"{store_or_path}: no such store file (run `mastkit annotate` first)")
         with Store(store_or_path) as store:
-            data = build_report_data(store, run, by=by, details=fmt != "md")
+            data = build_report_data(store, run, by=by, details=fmt != "md", redact=redact)
     path = Path(out)
     if fmt == "html":
         text = render_html(data)

@@ -42,7 +42,9 @@ from mastkit.analyze.profile import (
     rows,
 )
 from mastkit.annotate.model import Annotation, Attribution, ModeVerdict
+from mastkit.annotate.redact import ResultScrubber as Scrubber
 from mastkit.errors import MastkitError
+from mastkit.providers.redact import Redactor
 from mastkit.store import Store
 from mastkit.taxonomy import Taxonomy, load_taxonomy
 from mastkit.traces.model import Event, Trace
@@ -263,6 +265,10 @@ class ReportData(_Model):
     errors: list[dict[str, Any]] = Field(default_factory=list)
     """Store errors of the run (load/annotate failures), capped."""
     limits: Limits
+    redacted: bool = False
+    """True when trace and annotation text was redacted before it was put in the report."""
+    redactions: dict[str, int] = Field(default_factory=dict)
+    """What redaction removed, by kind (each distinct string counted once)."""
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -563,6 +569,7 @@ def build_report_data(
     event_budget: int = 24_000,
     attribution_method: str | None = None,
     max_errors: int = 200,
+    redact: bool | Redactor = True,
 ) -> ReportData:
     """Gather one run's annotations, trace metadata and analyses from ``store``.
 
@@ -570,6 +577,11 @@ def build_report_data(
     takes the latest run. ``by`` lists trace fields (``model``, ``framework``, ``benchmark``,
     ``source_format``) to break the profile down by. ``details=False`` leaves out per-trace
     timelines (the trace table and all tables stay).
+
+    ``redact`` (default True, or a :class:`~mastkit.providers.Redactor`) redacts secrets and
+    e-mail addresses in every text taken from traces and annotations (events, task, evidence
+    quotes, rationales, summaries, attribution reasons, errors) before anything is cut to size,
+    so a report can be shared; ``False`` keeps the text as stored.
     """
     from mastkit import __version__
 
@@ -582,6 +594,7 @@ def build_report_data(
 
     # One entry per stored trace the run annotated (its latest annotated version); a trace is its
     # content hash, so two traces sharing an id are both here, labelled apart.
+    scrub = None if redact is False else Scrubber(redact if isinstance(redact, Redactor) else None)
     records = store.annotation_records(config_hash)
     trace_rows = {r["trace_hash"]: r for r in store.traces(all_versions=True)}
     live = {r["trace_hash"] for r in store.traces()}
@@ -591,6 +604,9 @@ def build_report_data(
         r.annotation.model_copy(update={"trace_id": label}) for r, label in zip(records, labels, strict=True)
     ]
     hashes = {label: r.trace_hash for r, label in zip(records, labels, strict=True)}
+    if scrub is not None:  # before any text is cut to size, so no cut splits a secret
+        annotations = [scrub.annotation(a) for a in annotations]
+        attributions = {k: scrub.attribution(a) for k, a in attributions.items()}
 
     meta: dict[str, dict[str, Any]] = {}
     for a in annotations:
@@ -667,6 +683,8 @@ def build_report_data(
         for a in annotations:
             t_hash = hashes[a.trace_id]
             trace = store.get_trace(trace_hash=t_hash)  # the version judged, not a later one
+            if trace is not None and scrub is not None:
+                trace = scrub.trace(trace)
             detail_list.append(
                 _detail(
                     a.trace_id,
@@ -682,6 +700,8 @@ def build_report_data(
             )
 
     errors = store.errors(config_hash)
+    if scrub is not None:
+        errors = [scrub.value(e) for e in errors[:max_errors]] + errors[max_errors:]
     counts = Counts(
         traces=len(data),
         failed=sum(1 for r in data if r.success is False),
@@ -716,4 +736,6 @@ def build_report_data(
             char_budget=char_budget,
             event_chars=event_chars,
         ),
+        redacted=scrub is not None,
+        redactions=dict(sorted(scrub.counts.items())) if scrub is not None else {},
     )

@@ -40,6 +40,13 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") 
     return out
 
 
+def _redaction_line(data: ReportData) -> str:
+    if not data.redacted:
+        return "Redaction was turned off for this report: trace text is shown as stored."
+    found = ", ".join(f"{md_cell(k)} {n}" for k, n in data.redactions.items()) or "nothing found"
+    return f"Redacted before display (secrets and e-mail addresses): {found}."
+
+
 def render_markdown(data: ReportData, *, top: int = 10) -> str:
     """A short Markdown summary: counts, modes, categories, fatal modes, cascades, per-group means."""
     tax = data.taxonomy
@@ -56,6 +63,8 @@ def render_markdown(data: ReportData, *, top: int = 10) -> str:
         f"{c.outcome_unknown} outcome unknown; {c.with_modes} with at least one failure mode."
         + (f" {c.not_annotated} trace(s) in the store are not in this run." if c.not_annotated else "")
         + (f" {c.errors} error(s) recorded." if c.errors else ""),
+        "",
+        _redaction_line(data),
         "",
         "## Failure categories",
         "",

@@ -728,21 +728,33 @@ class Store:
             for r in self._query(sql + " ORDER BY v.trace_id, v.trace_hash, v.config_hash, v.code", params)
         ]
 
-    def export(self, out: str | Path, fmt: str | None = None, config_hash: str | None = None) -> int:
+    def export(
+        self, out: str | Path, fmt: str | None = None, config_hash: str | None = None, *, redact: bool = True
+    ) -> int:
         """Write annotations as JSONL (one Annotation per line), or verdict rows as CSV / Parquet.
 
-        Returns the number of records written. Parquet needs ``pip install 'mastkit[parquet]'``.
+        Secrets and e-mail addresses in the text (summaries, rationales, evidence quotes, agent
+        names) are redacted unless ``redact=False``. Returns the number of records written.
+        Parquet needs ``pip install 'mastkit[parquet]'``.
         """
+        from mastkit.annotate.redact import ResultScrubber as Scrubber
+
+        scrub = Scrubber() if redact else None
         path = Path(out)
         fmt = (fmt or path.suffix.lstrip(".") or "jsonl").lower()
         if fmt == "jsonl":
             n = 0
             with path.open("w", encoding="utf-8") as fh:
                 for a in self.annotations(config_hash):
+                    if scrub is not None:
+                        a = scrub.annotation(a)
                     fh.write(a.model_dump_json() + "\n")
                     n += 1
             return n
         rows = self.verdict_rows(config_hash)
+        if scrub is not None:  # ids and codes identify; the free text (agent names) is redacted
+            keep = {"trace_id", "config_hash", "code", "verdict"}
+            rows = [{k: (v if k in keep else scrub.value(v)) for k, v in r.items()} for r in rows]
         if fmt == "csv":
             with path.open("w", newline="", encoding="utf-8") as fh:
                 fields = list(rows[0]) if rows else ["trace_id", "code", "verdict"]

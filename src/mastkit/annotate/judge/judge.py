@@ -54,6 +54,7 @@ from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution, Mod
 from mastkit.annotate.rules import run_detectors
 from mastkit.llm.call import CallUsage, ResponseCache, cached_call
 from mastkit.llm.fence import fence_name, fence_secret
+from mastkit.llm.redact import redact_trace
 from mastkit.llm.render import RenderOptions, RenderStats, Window, render_events, render_windows
 from mastkit.llm.reply import ReplyError, strict_schema
 from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
@@ -101,7 +102,7 @@ class _Usage(CallUsage):
 
     problems: list[str] = field(default_factory=list)
     redactions: Counter[str] = field(default_factory=Counter)
-    """Secrets the provider removes from each request's trace text before sending, by kind."""
+    """Secrets removed from the trace before it was rendered, by kind."""
 
 
 @dataclass
@@ -282,10 +283,6 @@ class JudgeAnnotator:
     ) -> Decision:
         """One request (k samples), validated, evidence-checked and combined."""
         messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
-        redact_messages = getattr(self.provider, "redact_messages", None)
-        if callable(redact_messages) and getattr(self.provider, "redact", False):
-            # counted once per request (samples and the repair resend the same trace text)
-            usage.redactions.update(redact_messages(messages[1:])[1])
         k = self.options.samples
         outcomes = await asyncio.gather(
             *(self._sample(trace, messages, label, s, usage) for s in range(k)), return_exceptions=True
@@ -345,6 +342,10 @@ class JudgeAnnotator:
 
     async def annotate(self, trace: Trace) -> Annotation:
         usage = _Usage()
+        redactor = getattr(self.provider, "redactor", None)
+        if redactor is not None:  # whole strings, once, before any window cut or elision
+            trace, found = redact_trace(trace, redactor)
+            usage.redactions.update(found)
         rule_verdicts = run_detectors(trace, self.taxonomy) if self.options.hybrid else None
         fence = fence_name(trace, fence_secret(self.cache))
         system = system_prompt(self.taxonomy, fence, examples=self.options.examples)
