@@ -400,9 +400,13 @@ class LLMAttributor:
             return await work
         finally:
             # the provider's HTTP client belongs to this event loop (run_sync makes a new one per call)
-            aclose = getattr(self.provider, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the provider's HTTP client of the running event loop (idle connections)."""
+        aclose = getattr(self.provider, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
     async def aattribute(
         self, trace: Trace, *, method: str = "all-at-once", ground_truth: str | None = None
