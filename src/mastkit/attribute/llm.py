@@ -725,7 +725,16 @@ class LLMAttributor:
             ChatMessage(role="system", content=self._system(ctx.fence)),
             ChatMessage(role="user", content=prompt),
         ]
-        text = await self._call(ctx, messages, kind, temperature=temperature, seed=seed)
+
+        def usable(reply: str) -> bool:
+            # an unusable reply is not cached: a rerun asks again instead of replaying it
+            try:
+                parse(json_object(reply))
+            except ReplyError:
+                return False
+            return True
+
+        text = await self._call(ctx, messages, kind, temperature=temperature, seed=seed, accept=usable)
         try:
             return parse(json_object(text))
         except ReplyError as first:
@@ -740,7 +749,7 @@ class LLMAttributor:
                     ),
                 ),
             ]
-            text2 = await self._call(ctx, repair, kind, temperature=0.0, seed=seed)
+            text2 = await self._call(ctx, repair, kind, temperature=0.0, seed=seed, accept=usable)
             try:
                 return parse(json_object(text2))
             except ReplyError as second:
@@ -749,7 +758,14 @@ class LLMAttributor:
                 ) from None
 
     async def _call(
-        self, ctx: _Ctx, messages: list[ChatMessage], kind: str, *, temperature: float, seed: int
+        self,
+        ctx: _Ctx,
+        messages: list[ChatMessage],
+        kind: str,
+        *,
+        temperature: float,
+        seed: int,
+        accept: Callable[[str], bool] | None = None,
     ) -> str:
         req = ChatRequest(
             messages=messages,
@@ -767,6 +783,7 @@ class LLMAttributor:
             budget=self.budget,
             trace_id=ctx.trace.trace_id,
             config_hash=f"attr:{ctx.method}:{self.version}",
+            accept=accept,
         )
 
 

@@ -105,18 +105,20 @@ def list_failures(
     not_done = [o for o in outcomes if o.status == "not_done"]
     for o in failed[:MAX_LISTED]:
         where = f" ({o.path})" if o.path else ""
-        err.print(Text(f"failed: {o.trace_id}{where}: {o.reason}", style="red"))
+        err.print(Text(f"failed: {o.trace_id}{where}: {o.reason}", style="red"), soft_wrap=True)
     if len(failed) > MAX_LISTED:
         err.print(Text(f"... and {len(failed) - MAX_LISTED} more failed", style="red"))
     if stop is not None:
-        err.print(Text(f"stopped: {stop.message}", style="bold red" if stop.kind != "budget" else "yellow"))
+        style = "bold red" if stop.kind != "budget" else "yellow"
+        err.print(Text(f"stopped: {stop.message}", style=style), soft_wrap=True)
         again = "re-run with a higher --budget" if stop.kind == "budget" else "fix that and run again"
         err.print(
             Text(
                 f"{len(not_done)} trace(s) not {done_word} ({again} to finish them; "
                 "what is stored is not redone)",
                 style="yellow",
-            )
+            ),
+            soft_wrap=True,
         )
     if len(failed) <= MAX_LISTED and not not_done:
         return None
@@ -134,7 +136,9 @@ def list_failures(
         for o in (*failed, *not_done)
     ]
     path.write_bytes(b"".join(line + b"\n" for line in lines))
-    err.print(f"all {len(failed)} failed and {len(not_done)} not-done traces are listed in {path}")
+    err.print(
+        f"all {len(failed)} failed and {len(not_done)} not-done traces are listed in {path}", soft_wrap=True
+    )
     return path
 
 

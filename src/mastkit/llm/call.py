@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -69,6 +70,7 @@ async def cached_call(
     trace_id: str,
     config_hash: str,
     usage: CallUsage | None = None,
+    accept: Callable[[str], bool] | None = None,
 ) -> str:
     """Send ``req`` to ``provider`` and return the reply text, or the cached text of the same request.
 
@@ -79,6 +81,9 @@ async def cached_call(
     request's output token cap, none when it has no cap) is reserved before sending and
     replaced by the real cost afterwards. ``usage``, when given, gets the tokens and cost of
     every answered request. ``trace_id`` and ``config_hash`` only label the call log rows.
+    ``accept``, when given, says whether a reply is usable: an unusable reply is returned but
+    not cached, and an unusable cached reply is ignored (the request is sent again), so a rerun
+    asks the model again instead of replaying a reply that failed the trace.
 
     Raises:
         BudgetExceeded: the reservation would pass the budget; nothing is sent or logged.
@@ -98,7 +103,7 @@ async def cached_call(
             request_hash=r_hash,
         )
         hit = cache.cached_response(r_hash)
-        if hit is not None:
+        if hit is not None and (accept is None or accept(str(hit.text))):
             log(model=provider.model, cached=True)
             return str(hit.text)
     reservation = None
@@ -130,7 +135,7 @@ async def cached_call(
         usage.input_tokens += resp.input_tokens or 0
         usage.output_tokens += resp.output_tokens or 0
         usage.cost_usd += resp.cost_usd or 0.0
-    if cache is not None:
+    if cache is not None and (accept is None or accept(resp.text)):
         cache.put_response(
             r_hash,
             resp.text,
