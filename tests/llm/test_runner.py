@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sqlite3
 import time
 from collections import Counter
 from pathlib import Path
@@ -138,6 +139,12 @@ def test_cli_attribute_unusable_reply_exit_1_then_rerun_finishes_it(
             assert sorted(store.attributions()) == ["a0", "a2", "a3"]
         n_first = len(srv.chat_requests)
         assert n_first == 3 + 2  # a1: one request and one repair
+    # the two unusable replies were not put in the response cache
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 3
+    finally:
+        con.close()
     with FakeLLMServer(handler=attribution_reply) as srv:
         args[args.index("--base-url") + 1] = srv.openai_base_url
         res = runner.invoke(app, args)
@@ -361,6 +368,34 @@ def test_cli_breaker_message_and_exit_code(tmp_path: Path) -> None:
     assert len(rows) == 30 and {r["status"] for r in rows} == {"not_done"}
 
 
+def test_cli_exit_1_when_some_are_cached_and_the_rest_not_done(tmp_path: Path) -> None:
+    traces = [simple_trace(f"t{i}") for i in range(4)]
+    db = tmp_path / "m.db"
+
+    def args(src: Path, url: str) -> list[str]:
+        return [
+            "annotate",
+            str(src),
+            "--annotator",
+            "llm",
+            "--model",
+            "openai:x",
+            "--db",
+            str(db),
+            "--base-url",
+            url,
+        ]
+
+    with FakeLLMServer(handler=lambda p: reply_json()) as srv:  # an earlier run did two of them
+        res = runner.invoke(app, args(write_traces(tmp_path / "two.jsonl", traces[:2]), srv.openai_base_url))
+        assert res.exit_code == 0, res.output
+        assert res.stderr == ""  # no progress display when stderr is not a terminal
+    with FakeLLMServer(default=Reply.error(401, "bad key")) as srv:
+        res = runner.invoke(app, args(write_traces(tmp_path / "all.jsonl", traces), srv.openai_base_url))
+    assert res.exit_code == 1, res.output
+    assert "0 annotated, 2 from cache, 0 failed, 2 not done" in res.stdout
+
+
 # -- budget, duplicates, concurrency, progress --------------------------------------------------------
 
 
@@ -470,3 +505,27 @@ def test_keep_false_drops_results_but_keeps_failures() -> None:
     run = run_per_trace_sync([simple_trace(f"t{i}") for i in range(4)], work, key="k", keep=False)
     assert [(o.trace_id, o.status) for o in run.outcomes] == [("t1", "failed")]
     assert run.progress.done == 3 and not run.results
+
+
+def test_an_unusable_cached_reply_is_asked_again() -> None:
+    """A reply cached before ``accept`` existed (or by a caller without it) is not replayed."""
+    from mastkit.llm.call import cached_call
+    from mastkit.providers import ChatMessage, ChatRequest
+
+    store = Store.memory()
+    req = ChatRequest(messages=[ChatMessage(role="user", content="answer in JSON")])
+    with FakeLLMServer(["no JSON here", '{"ok": true}']) as srv:
+        provider = get_provider("openai:x", base_url=srv.openai_base_url, api_key="k", retry=FAST_RETRY)
+
+        async def ask(accept: Any) -> str:
+            try:
+                return await cached_call(
+                    provider, req, cache=store, budget=None, trace_id="t", config_hash="c", accept=accept
+                )
+            finally:
+                await provider.aclose()
+
+        assert asyncio.run(ask(None)) == "no JSON here"  # cached as it is
+        assert asyncio.run(ask(lambda text: text.startswith("{"))) == '{"ok": true}'
+        assert asyncio.run(ask(lambda text: text.startswith("{"))) == '{"ok": true}'  # now from the cache
+        assert len(srv.chat_requests) == 2
