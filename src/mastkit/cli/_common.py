@@ -150,7 +150,7 @@ class RunProgressBar:
         self._progress = Progress(
             SpinnerColumn(),
             TextColumn("[bold]{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=20),
             TextColumn("{task.fields[line]}"),
             console=err,
             disable=not err.is_terminal,
