@@ -529,3 +529,39 @@ def test_an_unusable_cached_reply_is_asked_again() -> None:
         assert asyncio.run(ask(lambda text: text.startswith("{"))) == '{"ok": true}'
         assert asyncio.run(ask(lambda text: text.startswith("{"))) == '{"ok": true}'  # now from the cache
         assert len(srv.chat_requests) == 2
+
+
+def test_breaker_cancels_work_in_flight_and_releases_its_budget() -> None:
+    traces = [simple_trace(f"t{i}") for i in range(6)]
+
+    def handler(payload: Any) -> Reply:
+        if trace_id_of(payload) == "t0":
+            return Reply(status=401, error_message="bad key", delay_s=0.3)
+        return Reply(reply_json(), delay_s=5.0)  # would answer, but far too late
+
+    store = Store.memory()
+    with FakeLLMServer(handler=handler) as srv:
+        ann = make_judge(srv, model="openai:gpt-4o-mini", cache=store, budget_usd=1.0)
+        t0 = time.monotonic()
+        report = annotate(traces, ann, store=store, concurrency=4)
+        elapsed = time.monotonic() - t0
+        assert len(srv.chat_requests) == 4
+    assert elapsed < 3, elapsed  # t1..t3 were cancelled, not waited for
+    assert report.stop is not None and report.stop.kind == "auth"
+    assert [o.status for o in report.outcomes] == ["not_done"] * 6
+    budget = ann.budget  # type: ignore[attr-defined]
+    assert budget.reserved_usd == 0 and budget.spent_usd == 0  # the cancelled calls' reservations released
+
+
+def test_a_budget_stop_lets_calls_in_flight_finish() -> None:
+    from mastkit.providers import BudgetExceeded
+
+    async def work(t: Trace) -> str:
+        if t.trace_id == "t0":
+            await asyncio.sleep(0.01)  # t1 and t2 are in flight by now
+            raise BudgetExceeded(1.0, 1.0, 0.0, 0.1)
+        await asyncio.sleep(0.1)
+        return "ok"
+
+    run = run_per_trace_sync([simple_trace(f"t{i}") for i in range(5)], work, key="k", concurrency=3)
+    assert [o.status for o in run.outcomes] == ["not_done", "done", "done", "not_done", "not_done"]

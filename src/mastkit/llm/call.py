@@ -114,7 +114,7 @@ async def cached_call(
     t0 = time.monotonic()
     try:
         resp = await provider.complete(req)
-    except Exception as exc:
+    except BaseException as exc:  # cancelled calls too: their reservation is released
         if budget is not None and reservation is not None:
             budget.release(reservation)
         if log is not None:

@@ -16,8 +16,9 @@ verifier, feedback and taxonomy learning still to come).
   started are ``not_done`` (those already stored are still answered from the store).
 * **circuit breaker** — errors that no trace can get past do not cost one prompt per trace:
   a rejected key (401/403) or an unknown model (404) stops the run at once; an unreachable
-  server stops it after ``unreachable_after`` traces in a row failed to connect. The remaining
-  traces are ``not_done`` (not ``failed``), with one message saying what to fix.
+  server stops it after ``unreachable_after`` traces in a row failed to connect. Work in flight
+  is cancelled; the remaining traces are ``not_done`` (not ``failed``), with one message saying
+  what to fix (logged once in the store).
 * **progress** — counters with the total (when known), rate and ETA after every trace.
 * **duplicate trace ids** — results are keyed by content hash, so two different traces that
   share an id are both worked on and both reported; the very same trace twice in one input is
@@ -289,8 +290,24 @@ async def run_per_trace(
         if on_progress is not None:
             on_progress(prog)
 
+    running: set[asyncio.Future[R]] = set()
+    halted: set[asyncio.Future[R]] = set()
+
+    def halt(why: Stop) -> None:
+        """Stop starting new work; a breaker also cancels the work in flight (it is doomed)."""
+        nonlocal stop
+        stop = why
+        if why.kind == "budget":
+            return  # calls in flight are paid for: let them finish
+        if store is not None:
+            store.log_failure(key, why.message, trace_id=None, path=None)
+        for job in list(running):
+            halted.add(job)
+            job.cancel()
+
     async def attempt(trace: Trace, t_hash: str, path: str | None) -> tuple[Status, R | None, str | None]:
-        nonlocal stop, unreachable_streak
+        nonlocal unreachable_streak
+        job: asyncio.Future[R] | None = None
         try:
             if t_hash in seen:
                 return "duplicate", None, "the same trace appears earlier in this run"
@@ -301,12 +318,21 @@ async def run_per_trace(
                     return "cached", hit, None
             if stop is not None:
                 return "not_done", None, stop.message
-            result = await work(trace)
+            job = asyncio.ensure_future(work(trace))
+            running.add(job)
+            try:
+                result = await job
+            finally:
+                running.discard(job)
             if store is not None:
                 store.put_result(trace, t_hash, key, result)
+        except asyncio.CancelledError:
+            if stop is None or job not in halted:
+                raise  # the run itself was cancelled
+            return "not_done", None, stop.message  # cancelled by the breaker
         except BudgetExceeded as exc:
             if stop is None:
-                stop = Stop("budget", _stop_message("budget", exc, 0), trace.trace_id)
+                halt(Stop("budget", _stop_message("budget", exc, 0), trace.trace_id))
             return "not_done", None, f"budget reached: {exc}"
         except Exception as exc:
             kind = breaker_kind(exc)
@@ -314,10 +340,9 @@ async def run_per_trace(
                 # in flight when the run stopped, and failing for the same kind of reason
                 return "not_done", None, stop.message
             if kind in ("auth", "not_found"):
-                stop = Stop(kind, _stop_message(kind, exc, 0), trace.trace_id)
-                if store is not None:
-                    store.log_failure(key, stop.message, trace_id=None, path=None)
-                return "not_done", None, stop.message
+                message = _stop_message(kind, exc, 0)
+                halt(Stop(kind, message, trace.trace_id))
+                return "not_done", None, message
             reason = _reason(exc)
             if store is not None:
                 store.log_failure(key, reason, trace_id=trace.trace_id, path=path)
@@ -326,9 +351,7 @@ async def run_per_trace(
                 return "failed", None, reason
             unreachable_streak += 1
             if unreachable_streak >= max(1, unreachable_after) and stop is None:
-                stop = Stop("unreachable", _stop_message(kind, exc, unreachable_streak), trace.trace_id)
-                if store is not None:
-                    store.log_failure(key, stop.message, trace_id=None, path=None)
+                halt(Stop("unreachable", _stop_message(kind, exc, unreachable_streak), trace.trace_id))
             return "failed", None, reason
         unreachable_streak = 0
         return "done", result, None
