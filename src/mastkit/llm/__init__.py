@@ -2,7 +2,7 @@
 
 * :mod:`.render` — a trace as compact, seq-numbered text, cut into windows;
 * :mod:`.call` — one model call with the response cache, the budget and the call log;
-* :mod:`.reply` — the JSON object in a reply, read leniently, validated strictly.
+* :mod:`.reply` — the JSON object in a reply, read leniently, validated strictly;
 * :mod:`.runner` — work over many traces: resume from the store, concurrency, failures,
   the budget stop and a circuit breaker for errors no trace can get past.
 
