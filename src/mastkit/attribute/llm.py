@@ -361,9 +361,13 @@ class LLMAttributor:
             return await work
         finally:
             # the provider's HTTP client belongs to this event loop (run_sync makes a new one per call)
-            aclose = getattr(self.provider, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the provider's HTTP client of the running event loop (idle connections)."""
+        aclose = getattr(self.provider, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
     async def aattribute(
         self, trace: Trace, *, method: str = "all-at-once", ground_truth: str | None = None
@@ -718,7 +722,16 @@ class LLMAttributor:
             ChatMessage(role="system", content=self._system(ctx.fence)),
             ChatMessage(role="user", content=prompt),
         ]
-        text = await self._call(ctx, messages, kind, temperature=temperature, seed=seed)
+
+        def usable(reply: str) -> bool:
+            # an unusable reply is not cached: a rerun asks again instead of replaying it
+            try:
+                parse(json_object(reply))
+            except ReplyError:
+                return False
+            return True
+
+        text = await self._call(ctx, messages, kind, temperature=temperature, seed=seed, accept=usable)
         try:
             return parse(json_object(text))
         except ReplyError as first:
@@ -733,7 +746,7 @@ class LLMAttributor:
                     ),
                 ),
             ]
-            text2 = await self._call(ctx, repair, kind, temperature=0.0, seed=seed)
+            text2 = await self._call(ctx, repair, kind, temperature=0.0, seed=seed, accept=usable)
             try:
                 return parse(json_object(text2))
             except ReplyError as second:
@@ -742,7 +755,14 @@ class LLMAttributor:
                 ) from None
 
     async def _call(
-        self, ctx: _Ctx, messages: list[ChatMessage], kind: str, *, temperature: float, seed: int
+        self,
+        ctx: _Ctx,
+        messages: list[ChatMessage],
+        kind: str,
+        *,
+        temperature: float,
+        seed: int,
+        accept: Callable[[str], bool] | None = None,
     ) -> str:
         req = ChatRequest(
             messages=messages,
@@ -760,6 +780,7 @@ class LLMAttributor:
             budget=self.budget,
             trace_id=ctx.trace.trace_id,
             config_hash=f"attr:{ctx.method}:{self.version}",
+            accept=accept,
         )
 
 

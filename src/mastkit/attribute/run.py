@@ -1,15 +1,19 @@
-"""``attribute``: run an attribution method over traces, store the results, skip what is cached."""
+"""``attribute``: run an attribution method over traces, store the results, skip what is cached.
+
+A thin adapter over :func:`mastkit.llm.runner.run_per_trace` (the same runner as ``annotate``).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from mastkit.annotate.model import Attribution
 from mastkit.attribute.rules import attribute_rules
-from mastkit.providers.errors import BudgetExceeded
+from mastkit.llm.runner import RunProgress, Stop, TraceOutcome, error_entries, run_per_trace_sync
 from mastkit.traces.model import Trace
 
 METHODS = ("rules", "all-at-once", "step-by-step", "binary-search")
@@ -29,19 +33,61 @@ class AttributionReport:
     method: str
     method_hash: str
     results: dict[str, Attribution] = field(default_factory=dict)
+    """Trace id -> attribution (done and cached). Two traces sharing an id: see ``by_hash``."""
     cached: int = 0
     skipped_successful: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
+    """One entry per failed trace (``trace_id``, ``trace_hash``, ``path``, ``reason``), then, when
+    the run stopped early, one for the stop (``stop``: its kind; ``budget`` True for a budget stop)."""
     stopped_by_budget: bool = False
     """True when the budget ran out (the error names the trace it stopped at)."""
     not_done: list[str] = field(default_factory=list)
-    """Trace ids left unattributed because the budget ran out (those already in the store are
-    still answered from it)."""
+    """Trace ids left unattributed because the budget ran out or the circuit breaker stopped the
+    run (those already in the store are still answered from it)."""
+    done: int = 0
+    """Traces attributed in this run (not from the store)."""
+    stop: Stop | None = None
+    """Why the run stopped starting new work (budget, rejected key, unknown model, unreachable)."""
+    by_hash: dict[str, Attribution] = field(default_factory=dict)
+    """Trace content hash -> attribution (done and cached)."""
+    outcomes: list[TraceOutcome[Attribution]] = field(default_factory=list)
+    """Every attempted trace's fate, in input order (successful traces skipped are not here)."""
+    progress: RunProgress | None = None
+
+    @property
+    def failed(self) -> list[TraceOutcome[Attribution]]:
+        """The failed traces (id, content hash, path, reason)."""
+        return [o for o in self.outcomes if o.status == "failed"]
+
+    @property
+    def complete(self) -> bool:
+        """Every attempted trace was attributed or answered from the store (at least one)."""
+        return bool(self.by_hash) and not self.failed and not self.not_done
 
 
 def method_hash(method: str, options: dict[str, Any]) -> str:
     data = repr(sorted({"method": method, **options}.items())).encode()
     return "m1:" + hashlib.sha256(data).hexdigest()[:24]
+
+
+class _AttributionStore:
+    """The runner's view of an :class:`AttributionStore`: attributions under the method hash."""
+
+    def __init__(self, store: AttributionStore, method: str) -> None:
+        self.store = store
+        self.method = method
+
+    def get_result(self, trace: Trace, t_hash: str, key: str) -> Attribution | None:
+        self.store.upsert_trace(trace, t_hash)
+        return self.store.get_attribution(t_hash, key)
+
+    def put_result(self, trace: Trace, t_hash: str, key: str, result: Attribution) -> None:
+        self.store.put_attribution(trace.trace_id, t_hash, self.method, key, result)
+
+    def log_failure(self, key: str, reason: str, *, trace_id: str | None, path: str | None) -> None:
+        log_error = getattr(self.store, "log_error", None)
+        if log_error is not None:
+            log_error("attribute", reason, path=path, trace_id=trace_id, config_hash=key)
 
 
 def attribute(
@@ -52,6 +98,9 @@ def attribute(
     store: AttributionStore | None = None,
     include_successful: bool = False,
     judge: Any = None,
+    concurrency: int = 8,
+    on_progress: Callable[[RunProgress], None] | None = None,
+    total: int | None = None,
 ) -> AttributionReport:
     """Blame an agent and a step for each failed trace.
 
@@ -60,9 +109,19 @@ def attribute(
             ``binary-search``), which needs ``judge`` (see :mod:`mastkit.attribute.llm`).
         with_ground_truth: let the method see the expected answer when the trace has one.
         include_successful: also attribute traces recorded as successful (skipped by default).
+        concurrency: traces attributed at once, on one event loop (the judge's ``aattribute``).
+        on_progress: called with live counters after each trace.
+        total: traces expected, for the progress ETA (None: unknown).
+
+    Runs on :func:`mastkit.llm.runner.run_per_trace`: a trace whose attribution raises is failed
+    (logged in the store when it has ``log_error``, not stored, tried again next run); a budget
+    stop or a provider error no trace can get past (rejected key, unknown model, unreachable
+    server) stops the run and leaves the rest not done.
     """
     if method not in METHODS:
         raise ValueError(f"unknown attribution method {method!r}; use one of {', '.join(METHODS)}")
+    if method != "rules" and judge is None:
+        raise ValueError(f"the {method} method needs a model (--model provider:name)")
     options = {
         "with_ground_truth": with_ground_truth,
         "version": RULES_VERSION if method == "rules" else getattr(judge, "version", "llm"),
@@ -71,38 +130,45 @@ def attribute(
         options["model"] = getattr(judge, "model_id", None)
     mh = method_hash(method, options)
     report = AttributionReport(method=method, method_hash=mh)
-    for t in traces:
-        if not include_successful and t.outcome is not None and t.outcome.success is True:
-            report.skipped_successful += 1
-            continue
-        gt = t.outcome.ground_truth if with_ground_truth and t.outcome is not None else None
-        t_hash = t.content_hash()
-        if store is not None:
-            store.upsert_trace(t, t_hash)
-            hit = store.get_attribution(t_hash, mh)
-            if hit is not None:
-                report.cached += 1
-                report.results[t.trace_id] = hit
+
+    def failed_runs() -> Iterator[Trace]:
+        for t in traces:
+            if not include_successful and t.outcome is not None and t.outcome.success is True:
+                report.skipped_successful += 1
                 continue
-        if report.stopped_by_budget:
-            report.not_done.append(t.trace_id)
-            continue
-        try:
-            if method == "rules":
-                a = attribute_rules(t, ground_truth=gt)
-            else:
-                if judge is None:
-                    raise ValueError(f"the {method} method needs a model (--model provider:name)")
-                a = judge.attribute(t, method=method, ground_truth=gt)
-        except BudgetExceeded as exc:
-            report.stopped_by_budget = True
-            report.not_done.append(t.trace_id)
-            report.errors.append({"trace_id": t.trace_id, "reason": f"budget reached: {exc}"})
-            continue
-        except Exception as exc:
-            report.errors.append({"trace_id": t.trace_id, "reason": f"{type(exc).__name__}: {exc}"})
-            continue
-        report.results[t.trace_id] = a
-        if store is not None:
-            store.put_attribution(t.trace_id, t_hash, method, mh, a)
+            yield t
+
+    async def work(t: Trace) -> Attribution:
+        gt = t.outcome.ground_truth if with_ground_truth and t.outcome is not None else None
+        if method == "rules":
+            return attribute_rules(t, ground_truth=gt)
+        aattribute = getattr(judge, "aattribute", None)
+        if aattribute is not None:
+            result: Attribution = await aattribute(t, method=method, ground_truth=gt)
+            return result
+        # a judge with only a synchronous attribute(): off the event loop
+        return cast(Attribution, await asyncio.to_thread(judge.attribute, t, method=method, ground_truth=gt))
+
+    run = run_per_trace_sync(
+        failed_runs(),
+        work,
+        key=mh,
+        aclose=getattr(judge, "aclose", None),
+        store=_AttributionStore(store, method) if store is not None else None,
+        concurrency=concurrency,
+        on_progress=on_progress,
+        total=total,
+    )
+    for o in run.outcomes:
+        if o.result is not None:
+            report.results[o.trace_id] = o.result
+            report.by_hash[o.trace_hash] = o.result
+    report.cached = run.progress.cached
+    report.done = run.progress.done
+    report.errors = error_entries(run.outcomes, run.stop)
+    report.stop = run.stop
+    report.stopped_by_budget = run.stop is not None and run.stop.kind == "budget"
+    report.not_done = [o.trace_id for o in run.not_done]
+    report.outcomes = run.outcomes
+    report.progress = run.progress
     return report

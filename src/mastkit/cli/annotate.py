@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, cast
 
 import typer
-from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
@@ -16,11 +15,12 @@ from mastkit.annotate import Progress, annotate
 from mastkit.annotate.factory import make_annotator
 from mastkit.annotate.model import AnnotatorKind
 from mastkit.cli._common import (
-    EXIT_NOTHING,
-    EXIT_OK,
+    RunProgressBar,
     err,
+    list_failures,
     out,
     provider_options,
+    run_exit_code,
 )
 from mastkit.cli._cost import (
     AssumePriceOpt,
@@ -39,14 +39,9 @@ from mastkit.traces.load import load_traces
 from mastkit.traces.model import Trace
 
 
-def _progress_line(p: Progress, load_errors: int) -> Text:
-    return Text.assemble(
-        ("annotating ", "bold"),
-        f"done {p.done}  cached {p.cached}  ",
-        (f"failed {p.failed}  ", "red" if p.failed else ""),
-        (f"unreadable {load_errors}  ", "red" if load_errors else ""),
-        f"calls {p.model_calls}  tokens {p.input_tokens + p.output_tokens:,}  cost ${p.cost_usd:.4f}",
-    )
+def _extra(p: Progress, load_errors: int) -> str:
+    unreadable = f"unreadable {load_errors}  " if load_errors else ""
+    return f"{unreadable}calls {p.model_calls}  tokens {p.input_tokens + p.output_tokens:,}  cost ${p.cost_usd:.4f}"
 
 
 def annotate_cmd(
@@ -102,7 +97,11 @@ def annotate_cmd(
     """Annotate traces with failure modes (MAST by default) and store the results.
 
     Re-running on unchanged traces with the same settings makes no model call; an
-    interrupted run resumes where it stopped.
+    interrupted run resumes where it stopped, and failed traces are tried again. A rejected
+    API key (401/403), an unknown model (404) or an unreachable server stops the run early.
+
+    Exit codes: 0 every trace annotated or answered from the store; 1 some traces failed,
+    were unreadable or not done (budget or early stop); 2 bad usage; 3 nothing annotated.
     """
     load_errors: list[TraceLoadError] = []
     with Store(db) as store:
@@ -142,13 +141,14 @@ def annotate_cmd(
             preflight_annotate(
                 traces, ann, store, budget_total=budget_total, confirm_above=confirm_above, yes=yes
             )
-        with Live(_progress_line(Progress(), 0), console=err, refresh_per_second=8, transient=False) as live:
+        with RunProgressBar("annotating", total=len(traces) if isinstance(traces, list) else None) as bar:
             report = annotate(
                 traces,
                 ann,
                 store=store,
                 concurrency=concurrency,
-                on_progress=lambda p: live.update(_progress_line(p, len(load_errors))),
+                total=len(traces) if isinstance(traces, list) else None,
+                on_progress=lambda p: bar.update(p, _extra(p, len(load_errors))),
             )
         counts: dict[str, Counter[str]] = {}
         for a in store.annotations(report.config_hash):
@@ -168,20 +168,14 @@ def annotate_cmd(
             table.add_row(code, str(c["present"]), str(c["absent"]), str(c["unknown"]))
         out.print(table)
         p = report.progress
+        not_done = f", {p.not_done} not done" if p.not_done else ""
         out.print(
-            f"{p.done} annotated, {p.cached} from cache, {p.failed} failed, {len(load_errors)} unreadable; "
-            f"{p.model_calls} model calls, {p.input_tokens:,} in / {p.output_tokens:,} out tokens, "
+            f"{p.done} annotated, {p.cached} from cache, {p.failed} failed{not_done}, {len(load_errors)} "
+            f"unreadable; {p.model_calls} model calls, {p.input_tokens:,} in / {p.output_tokens:,} out tokens, "
             f"${p.cost_usd:.4f}; results in {db}"
         )
-        for e in report.errors[:10]:
-            err.print(Text(f"failed: {e['trace_id']}: {e['reason']}", style="red"))
-        if report.stopped_by_budget:
-            err.print(
-                Text(
-                    f"budget reached: {len(report.not_done)} trace(s) not annotated "
-                    f"(re-run with a higher --budget to finish them; done ones are cached)",
-                    style="yellow",
-                )
-            )
-    # Failures are reported above and kept in the store; only a run that annotated nothing fails.
-    raise typer.Exit(EXIT_OK if report.ok else EXIT_NOTHING)
+        list_failures(report.outcomes, report.stop, db=db, verb="annotate", done_word="annotated")
+    # Failures are listed above and kept in the store (errors table); see EXIT CODES in the help.
+    raise typer.Exit(
+        run_exit_code(ok=p.done + p.cached, failed=p.failed, not_done=p.not_done, unreadable=len(load_errors))
+    )

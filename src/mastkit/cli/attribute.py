@@ -12,14 +12,15 @@ from rich.text import Text
 
 from mastkit.attribute import METHODS, attribute
 from mastkit.cli._common import (
-    EXIT_NOTHING,
-    EXIT_OK,
     MaxAttemptsOpt,
     ModelTimeoutOpt,
+    RunProgressBar,
     err,
     error_printer,
+    list_failures,
     out,
     provider_options,
+    run_exit_code,
     write_bytes,
 )
 from mastkit.cli._cost import (
@@ -65,11 +66,22 @@ def attribute_cmd(
     assume_price: AssumePriceOpt = None,
     confirm_above: ConfirmAboveOpt = 1.0,
     yes: YesOpt = False,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Traces attributed at once.", envvar="MASTKIT_CONCURRENCY")
+    ] = 8,
     timeout: ModelTimeoutOpt = 120.0,
     max_attempts: MaxAttemptsOpt = None,
     json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
 ) -> None:
-    """Blame an agent and a decisive step for each failed trace; results go to the store."""
+    """Blame an agent and a decisive step for each failed trace; results go to the store.
+
+    Traces are attributed concurrently; stored results are reused, failed traces are tried
+    again on the next run. A rejected API key (401/403), an unknown model (404) or an
+    unreachable server stops the run early.
+
+    Exit codes: 0 every failed run attributed or answered from the store; 1 some traces failed,
+    were unreadable or not done (budget or early stop); 2 bad usage; 3 nothing attributed.
+    """
     errors, on_error = error_printer()
     if method != "rules" and not model:
         err.print(f"the {method} method needs --model provider:name")
@@ -112,13 +124,17 @@ def attribute_cmd(
                 confirm_above=confirm_above,
                 yes=yes,
             )
-        report = attribute(
-            traces,
-            method,
-            with_ground_truth=with_ground_truth,
-            store=store,
-            judge=judge,
-        )
+        with RunProgressBar("attributing", total=len(traces) if isinstance(traces, list) else None) as bar:
+            report = attribute(
+                traces,
+                method,
+                with_ground_truth=with_ground_truth,
+                store=store,
+                judge=judge,
+                concurrency=concurrency,
+                total=len(traces) if isinstance(traces, list) else None,
+                on_progress=bar.update,
+            )
     if json:
         write_bytes(to_json({k: v.model_dump() for k, v in report.results.items()}) + b"\n")
     else:
@@ -132,15 +148,18 @@ def attribute_cmd(
                 Text((a.reason or "")[:90]),
             )
         out.print(table)
+        not_done = f", {len(report.not_done)} not done" if report.not_done else ""
         out.print(
-            f"{len(report.results)} attributed ({report.cached} cached), {report.skipped_successful} successful "
-            f"skipped, {len(report.errors)} failed, {len(errors)} unreadable; method {method}; results in {db}"
+            f"{len(report.by_hash)} attributed ({report.cached} cached), {report.skipped_successful} successful "
+            f"skipped, {len(report.failed)} failed{not_done}, {len(errors)} unreadable; method {method}; "
+            f"results in {db}"
         )
-    for e in report.errors[:10]:
-        err.print(Text(f"failed: {e['trace_id']}: {e['reason']}", style="red"))
-    if report.stopped_by_budget:
-        err.print(
-            f"budget reached: {len(report.not_done)} trace(s) not attributed; "
-            "run again with a larger --budget to go on (what is stored is not redone)"
+    list_failures(report.outcomes, report.stop, db=db, verb="attribute", done_word="attributed")
+    raise typer.Exit(
+        run_exit_code(
+            ok=len(report.by_hash),
+            failed=len(report.failed),
+            not_done=len(report.not_done),
+            unreadable=len(errors),
         )
-    raise typer.Exit(EXIT_OK if report.results else EXIT_NOTHING)
+    )

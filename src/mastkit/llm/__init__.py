@@ -5,6 +5,8 @@
 * :mod:`.call` — one model call with the response cache, the budget and the call log;
 * :mod:`.reply` — the JSON object in a reply, read leniently, validated strictly;
 * :mod:`.redact` — a whole trace redacted once, before it is rendered and cut.
+* :mod:`.runner` — work over many traces: resume from the store, concurrency, failures,
+  the budget stop and a circuit breaker for errors no trace can get past.
 
 The judge (:mod:`mastkit.annotate.judge`), the LLM attributor (:mod:`mastkit.attribute.llm`)
 and the features still to come (verifier, feedback, taxonomy learning) build on these, so a

@@ -72,7 +72,7 @@ async def cached_call(
     config_hash: str,
     usage: CallUsage | None = None,
     version: str = "",
-    check: Callable[[str], object] | None = None,
+    accept: Callable[[str], bool] | None = None,
 ) -> str:
     """Send ``req`` to ``provider`` and return the reply text, or the cached text of the same request.
 
@@ -84,10 +84,10 @@ async def cached_call(
     replaced by the real cost afterwards. ``usage``, when given, gets the tokens and cost of
     every answered request. ``trace_id`` and ``config_hash`` only label the call log rows.
     ``version`` (the caller's prompt version) is mixed into the cache key, so a reply cached
-    for another prompt version is never returned. ``check``, when given, is called with each
-    reply and raises if the caller cannot use it: such a reply is returned (the caller may ask
-    for a repair) but neither stored nor taken from the cache (a cached one is asked again), so
-    an unusable reply is never replayed on a rerun.
+    for another prompt version is never returned.
+    ``accept``, when given, says whether a reply is usable: an unusable reply is returned but
+    not cached, and an unusable cached reply is ignored (the request is sent again), so a rerun
+    asks the model again instead of replaying a reply that failed the trace.
 
     Raises:
         BudgetExceeded: the reservation would pass the budget; nothing is sent or logged.
@@ -110,7 +110,7 @@ async def cached_call(
             request_hash=r_hash,
         )
         hit = cache.cached_response(r_hash)
-        if hit is not None and _usable(str(hit.text), check):
+        if hit is not None and (accept is None or accept(str(hit.text))):
             log(model=provider.model, cached=True)
             return str(hit.text)
     reservation = None
@@ -121,7 +121,7 @@ async def cached_call(
     t0 = time.monotonic()
     try:
         resp = await provider.complete(req)
-    except Exception as exc:
+    except BaseException as exc:  # cancelled calls too: their reservation is released
         if budget is not None and reservation is not None:
             budget.release(reservation)
         if log is not None:
@@ -142,8 +142,7 @@ async def cached_call(
         usage.input_tokens += resp.input_tokens or 0
         usage.output_tokens += resp.output_tokens or 0
         usage.cost_usd += resp.cost_usd or 0.0
-    usable = _usable(resp.text, check)
-    if cache is not None and usable:
+    if cache is not None and (accept is None or accept(resp.text)):
         cache.put_response(
             r_hash,
             resp.text,
@@ -162,13 +161,3 @@ async def cached_call(
             attempts=resp.attempts,
         )
     return resp.text
-
-
-def _usable(text: str, check: Callable[[str], object] | None) -> bool:
-    if check is None:
-        return True
-    try:
-        check(text)
-    except Exception:
-        return False
-    return True

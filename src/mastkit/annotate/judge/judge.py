@@ -243,11 +243,15 @@ class JudgeAnnotator:
             config_hash=self.config_hash,
             usage=usage,
             version=PROMPT_VERSION,
-            check=self._check,
+            accept=self._usable,
         )
 
-    def _check(self, text: str) -> None:
-        parse_reply(text, self.taxonomy, source=self._source)
+    def _usable(self, text: str) -> bool:
+        try:
+            parse_reply(text, self.taxonomy, source=self._source)
+        except ReplyError:
+            return False
+        return True
 
     async def _sample(
         self, trace: Trace, messages: list[ChatMessage], label: str, seed: int, usage: _Usage
