@@ -607,6 +607,39 @@ def test_cli_annotate_llm_against_fake_server(tmp_path: Path) -> None:
     assert all(a.present() == ["FM-1.5"] and a.config.model == "openai:x" for a in anns)
 
 
+def test_cli_a_garbage_reply_exits_1_and_a_rerun_completes_the_run(tmp_path: Path) -> None:
+    from mastkit.cli.main import app
+
+    src = tmp_path / "traces.jsonl"
+    src.write_text(
+        "\n".join(t.model_dump_json() for t in [simple_trace("a"), simple_trace("bad")]) + "\n",
+        encoding="utf-8",
+    )
+    db = tmp_path / "m.db"
+    args = ["annotate", str(src), "--annotator", "llm", "--model", "openai:x", "--db", str(db)]
+
+    def first(payload: Any) -> str:
+        return "I cannot answer in JSON." if trace_id_of(payload) == "bad" else reply_json(("FM-1.5",))
+
+    with FakeLLMServer(handler=first) as srv:
+        result = CliRunner().invoke(app, [*args, "--base-url", srv.openai_base_url])
+        assert srv.request_count == 3  # a: 1; bad: 1 + the repair
+    assert result.exit_code == 1, result.output
+    assert "1 annotated, 0 from cache, 1 failed" in result.stdout
+    assert "failed: bad" in result.stderr and "unusable reply after one repair" in result.stderr
+    with Store(db) as store:
+        (failed,) = store.failed_traces(store.resolve_run())
+        assert failed["trace_id"] == "bad" and failed["trace_hash"] == simple_trace("bad").content_hash()
+    with FakeLLMServer(handler=lambda p: reply_json(("FM-1.5",))) as srv:
+        again = CliRunner().invoke(app, [*args, "--base-url", srv.openai_base_url])
+        assert srv.request_count == 1  # only the failed trace is asked again; its bad reply was not cached
+    assert again.exit_code == 0, again.output
+    assert "1 annotated, 1 from cache, 0 failed" in again.stdout
+    with Store(db) as store:
+        assert store.failed_traces(store.resolve_run()) == []
+        assert sorted(a.trace_id for a in store.annotations()) == ["a", "bad"]
+
+
 def test_cli_annotate_timeout_is_per_attempt(tmp_path: Path) -> None:
     from mastkit.cli.main import app
 

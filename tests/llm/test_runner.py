@@ -39,6 +39,7 @@ class DictStore:
     def __init__(self) -> None:
         self.results: dict[tuple[str, str], str] = {}
         self.errors: list[tuple[str | None, str]] = []
+        self.error_hashes: list[str | None] = []
 
     def get_result(self, trace: Trace, t_hash: str, key: str) -> str | None:
         return self.results.get((t_hash, key))
@@ -46,8 +47,11 @@ class DictStore:
     def put_result(self, trace: Trace, t_hash: str, key: str, result: str) -> None:
         self.results[(t_hash, key)] = result
 
-    def log_failure(self, key: str, reason: str, *, trace_id: str | None, path: str | None) -> None:
+    def log_failure(
+        self, key: str, reason: str, *, trace_id: str | None, path: str | None, trace_hash: str | None = None
+    ) -> None:
         self.errors.append((trace_id, reason))
+        self.error_hashes.append(trace_hash)
 
 
 def closed_port_url() -> str:
@@ -112,6 +116,7 @@ def test_a_failing_trace_is_logged_not_stored_and_retried_next_run() -> None:
     assert failed.trace_id == "t2" and failed.reason == "ReplyError: unusable reply after one repair"
     assert failed.trace_hash == traces[2].content_hash()
     assert store.errors == [("t2", "ReplyError: unusable reply after one repair")]
+    assert store.error_hashes == [traces[2].content_hash()]
     assert len(store.results) == 4  # nothing stored for the failed trace
     broken.clear()
     second = run_per_trace_sync(traces, work, key="k", store=store)

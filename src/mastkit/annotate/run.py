@@ -34,6 +34,7 @@ class ResultCache(Protocol):
         path: str | None = None,
         trace_id: str | None = None,
         config_hash: str | None = None,
+        trace_hash: str | None = None,
     ) -> None: ...
 
 
@@ -110,8 +111,12 @@ class _AnnotationStore:
     def put_result(self, trace: Trace, t_hash: str, key: str, result: Annotation) -> None:
         self.cache.put_annotation(result, t_hash)
 
-    def log_failure(self, key: str, reason: str, *, trace_id: str | None, path: str | None) -> None:
-        self.cache.log_error("annotate", reason, path=path, trace_id=trace_id, config_hash=key)
+    def log_failure(
+        self, key: str, reason: str, *, trace_id: str | None, path: str | None, trace_hash: str | None = None
+    ) -> None:
+        self.cache.log_error(
+            "annotate", reason, path=path, trace_id=trace_id, config_hash=key, trace_hash=trace_hash
+        )
 
 
 async def annotate_async(

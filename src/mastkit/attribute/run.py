@@ -84,10 +84,14 @@ class _AttributionStore:
     def put_result(self, trace: Trace, t_hash: str, key: str, result: Attribution) -> None:
         self.store.put_attribution(trace.trace_id, t_hash, self.method, key, result)
 
-    def log_failure(self, key: str, reason: str, *, trace_id: str | None, path: str | None) -> None:
+    def log_failure(
+        self, key: str, reason: str, *, trace_id: str | None, path: str | None, trace_hash: str | None = None
+    ) -> None:
         log_error = getattr(self.store, "log_error", None)
         if log_error is not None:
-            log_error("attribute", reason, path=path, trace_id=trace_id, config_hash=key)
+            log_error(
+                "attribute", reason, path=path, trace_id=trace_id, config_hash=key, trace_hash=trace_hash
+            )
 
 
 def attribute(

@@ -81,7 +81,9 @@ class RunStore(Protocol[R]):
         """Keep a finished result."""
         ...
 
-    def log_failure(self, key: str, reason: str, *, trace_id: str | None, path: str | None) -> None:
+    def log_failure(
+        self, key: str, reason: str, *, trace_id: str | None, path: str | None, trace_hash: str | None = None
+    ) -> None:
         """Record why a trace failed (``trace_id`` None: the whole run, e.g. a breaker stop)."""
         ...
 
@@ -345,7 +347,7 @@ async def run_per_trace(
                 return "not_done", None, message
             reason = _reason(exc)
             if store is not None:
-                store.log_failure(key, reason, trace_id=trace.trace_id, path=path)
+                store.log_failure(key, reason, trace_id=trace.trace_id, path=path, trace_hash=t_hash)
             if kind != "unreachable":
                 unreachable_streak = 0
                 return "failed", None, reason
