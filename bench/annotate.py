@@ -36,7 +36,7 @@ from typing import Any
 from mastkit import load_traces
 from mastkit.annotate import annotate
 from mastkit.annotate.factory import make_annotator
-from mastkit.annotate.rules import run_detectors
+from mastkit.annotate.rule_annotator import run_detectors
 from mastkit.providers import RetryPolicy
 from mastkit.taxonomy import load_taxonomy
 from mastkit.testing import FakeLLMServer, Reply

@@ -23,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution, Evidence, ModeVerdict
+from mastkit.annotate.model import Annotation, AnnotatorConfig, Evidence, ModeVerdict
+from mastkit.attribute.model import Attribution
 from mastkit.report import build_report_data, render_html, render_json, render_markdown
 from mastkit.store import Store
 from mastkit.taxonomy import load_taxonomy

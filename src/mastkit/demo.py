@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mastkit.annotate import annotate
-from mastkit.annotate.rules import RulesAnnotator
+from mastkit.annotate.rule_annotator import RuleAnnotator
 from mastkit.errors import TraceLoadError
 from mastkit.store import Store
 from mastkit.taxonomy import load_taxonomy
@@ -41,7 +41,7 @@ def demo(output: str | Path = "mastkit-out", *, examples: str | Path = EXAMPLES)
     errors: list[TraceLoadError] = []
     taxonomy = load_taxonomy("mast")
     with Store(db) as store:
-        run = annotate(load_traces(examples, on_error=errors.append), RulesAnnotator(taxonomy), store=store)
+        run = annotate(load_traces(examples, on_error=errors.append), RuleAnnotator(taxonomy), store=store)
         html = report(store, out / "report.html", fmt="html", run=run.config_hash)
         md = report(store, out / "report.md", fmt="md", run=run.config_hash)
     counts: dict[str, int] = {}

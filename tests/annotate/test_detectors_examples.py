@@ -11,7 +11,7 @@ import pytest
 import mastkit
 from mastkit import load_traces
 from mastkit.annotate.detectors._base import detectors
-from mastkit.annotate.rules import annotate_rules
+from mastkit.annotate.rule_annotator import annotate_rules
 from mastkit.taxonomy import load_taxonomy
 
 EXAMPLES = Path(mastkit.__file__).resolve().parent / "examples"

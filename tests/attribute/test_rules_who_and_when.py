@@ -7,8 +7,8 @@ import pytest
 from conftest import shared_path
 from mastkit import load_traces
 from mastkit.analyze.attribution import score_attribution
-from mastkit.annotate.model import Attribution
-from mastkit.attribute.rules import attribute_rules
+from mastkit.attribute.model import Attribution
+from mastkit.attribute.rule_attributor import attribute_by_rules
 from mastkit.traces.model import Event, Label, Trace
 
 
@@ -34,7 +34,7 @@ def _trace() -> Trace:
 
 
 def test_error_step_blames_the_acting_agent() -> None:
-    a = attribute_rules(_trace())
+    a = attribute_by_rules(_trace())
     assert (a.agent, a.step) == ("Coder", 1) and (a.reason or "").startswith("error_step")
 
 
@@ -54,7 +54,7 @@ def test_scoring_hand_computed() -> None:
 def test_rules_beat_random_on_who_and_when(folder: str, with_ground_truth: bool) -> None:
     traces = list(load_traces(shared_path("who_and_when", folder)))
     preds = {
-        t.trace_id: attribute_rules(
+        t.trace_id: attribute_by_rules(
             t, ground_truth=t.outcome.ground_truth if with_ground_truth and t.outcome else None
         )
         for t in traces

@@ -279,7 +279,8 @@ def test_redact_annotation_covers_its_free_text() -> None:
 
 def _annotation_with_secrets(secrets: list[Secret]) -> Any:
     from mastkit.annotate.judge.parse import parse_reply
-    from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution
+    from mastkit.annotate.model import Annotation, AnnotatorConfig
+    from mastkit.attribute.model import Attribution
 
     parsed = parse_reply(_judge_reply(secrets), load_taxonomy("mast"), source="judge", n_events=40)
     cfg = AnnotatorConfig(kind="llm")

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution, Evidence, ModeVerdict
+from mastkit.annotate.model import Annotation, AnnotatorConfig, Evidence, ModeVerdict
+from mastkit.attribute.model import Attribution
 from mastkit.store import Store
 from mastkit.taxonomy import load_taxonomy
 from mastkit.traces.model import Event, Outcome, ToolCall, ToolResult, Trace

@@ -19,7 +19,7 @@ from mastkit.analyze.profile import (
     rows,
 )
 from mastkit.annotate import annotate
-from mastkit.annotate.rules import RulesAnnotator
+from mastkit.annotate.rule_annotator import RuleAnnotator
 from mastkit.attribute import attribute
 from mastkit.report import report
 from mastkit.store import Store
@@ -30,7 +30,7 @@ def test_who_and_when_and_mast_human_end_to_end(tmp_path: Path) -> None:
     ww, mh = shared_path("who_and_when"), shared_path("mast_mad_human")
     tax = load_taxonomy("mast")
     with Store(tmp_path / "m.db") as store:
-        run = annotate(load_traces([ww, mh]), RulesAnnotator(tax), store=store)
+        run = annotate(load_traces([ww, mh]), RuleAnnotator(tax), store=store)
         assert len(run.annotations) == 184 + 19 and not run.errors
         att = attribute(load_traces(ww), "rules", store=store)
         assert len(att.results) == 184

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution, Evidence, ModeVerdict
+from mastkit.annotate.model import Annotation, AnnotatorConfig, Evidence, ModeVerdict
+from mastkit.attribute.model import Attribution
 from mastkit.report import build_report_data, render_html
 from mastkit.store import Store
 from mastkit.traces import Event, Outcome, Trace

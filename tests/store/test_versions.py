@@ -13,7 +13,8 @@ import pytest
 
 from mastkit.annotate import annotate
 from mastkit.annotate.factory import make_annotator
-from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution, ModeVerdict
+from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
+from mastkit.attribute.model import Attribution
 from mastkit.store import Store, db
 from mastkit.traces import Event, Outcome, Trace, load_traces
 

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from mastkit.annotate.model import Attribution
+from mastkit.attribute.model import Attribution
 from mastkit.traces.model import Label, Trace
 
 _NON_AGENTS = {"user", "human", "system", "environment", "tool"}

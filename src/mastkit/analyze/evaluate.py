@@ -9,7 +9,8 @@ from typing import Any
 from mastkit.analyze.agreement import AgreementReport, agreement, fleiss_kappa
 from mastkit.analyze.attribution import AttributionScores, score_attribution
 from mastkit.analyze.gold import Gold
-from mastkit.annotate.model import Annotation, Attribution
+from mastkit.annotate.model import Annotation
+from mastkit.attribute.model import Attribution
 from mastkit.traces.model import Trace
 
 

@@ -3,7 +3,6 @@
 from mastkit.annotate.model import (
     Annotation,
     AnnotatorConfig,
-    Attribution,
     Evidence,
     ModeVerdict,
     VerdictValue,
@@ -14,7 +13,6 @@ __all__ = [
     "Annotation",
     "Annotator",
     "AnnotatorConfig",
-    "Attribution",
     "Evidence",
     "ModeVerdict",
     "Progress",

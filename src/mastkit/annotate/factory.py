@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from mastkit.annotate.rules import RulesAnnotator
+from mastkit.annotate.rule_annotator import RuleAnnotator
 from mastkit.annotate.run import Annotator
 from mastkit.errors import MastkitError
 from mastkit.taxonomy import Taxonomy, load_taxonomy
@@ -55,7 +55,7 @@ def make_annotator(
     """
     tax = taxonomy if isinstance(taxonomy, Taxonomy) else load_taxonomy(taxonomy)
     if kind == "rules":
-        return RulesAnnotator(tax)
+        return RuleAnnotator(tax)
     if kind not in ("llm", "hybrid"):
         raise MastkitError(f"unknown annotator {kind!r}: use rules, llm or hybrid")
     if not model:

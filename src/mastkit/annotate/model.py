@@ -18,6 +18,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from mastkit.attribute.model import Attribution
+
 ANNOTATION_SCHEMA_VERSION = "1.0"
 
 VerdictValue = Literal["present", "absent", "unknown"]
@@ -60,20 +62,6 @@ class ModeVerdict(_Model):
     """Who decided: ``rule:<detector>``, ``judge:<provider>:<model>``, ``merge``."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Per-window verdicts, votes, detector details."""
-
-
-class Attribution(_Model):
-    """The agent and step held responsible for a failure."""
-
-    agent: str | None = None
-    step: int | None = None
-    """Event seq of the decisive step."""
-    reason: str | None = None
-    mode: str | None = None
-    """The failure mode the step maps to."""
-    confidence: float | None = None
-    method: str | None = None
-    """rules, all-at-once, step-by-step, binary-search, judge."""
 
 
 class AnnotatorConfig(_Model):

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from mastkit.annotate.model import Annotation, Attribution, Evidence, ModeVerdict
+from mastkit.annotate.model import Annotation, Evidence, ModeVerdict
+from mastkit.attribute.model import Attribution
 from mastkit.llm.redact import Scrubber, set_changed
 from mastkit.providers.redact import Redactor
 

@@ -17,7 +17,7 @@ Options (:class:`AttributionOptions`), each off by default so the plain methods 
 paper:
 
 * ``hints`` — the evidence of the rule detectors that fire on the trace
-  (:func:`mastkit.annotate.rules.run_detectors`) is shown as hints to check, never as facts.
+  (:func:`mastkit.annotate.rule_annotator.run_detectors`) is shown as hints to check, never as facts.
 * ``counterfactual`` — the chosen step is checked: "if this step were corrected, would the
   task have succeeded?". On "no" the next candidate is tried (all-at-once: the model's
   alternatives; step-by-step: keep walking); when no candidate passes, the first answer is
@@ -51,9 +51,10 @@ from typing import Any, TypeVar
 import orjson
 
 from mastkit.annotate.judge.parse import normalise_code
-from mastkit.annotate.model import Attribution, ModeVerdict
-from mastkit.annotate.rules import run_detectors
+from mastkit.annotate.model import ModeVerdict
+from mastkit.annotate.rule_annotator import run_detectors
 from mastkit.attribute import replies
+from mastkit.attribute.model import Attribution
 from mastkit.llm.call import ResponseCache, cached_call
 from mastkit.llm.fence import defuse, fence_name, fence_secret, inline
 from mastkit.llm.redact import redact_trace

@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
-from mastkit.annotate.model import Attribution
-from mastkit.attribute.rules import attribute_rules
+from mastkit.attribute.model import Attribution
+from mastkit.attribute.rule_attributor import attribute_by_rules
 from mastkit.llm.runner import RunProgress, Stop, TraceOutcome, error_entries, run_per_trace_sync
 from mastkit.traces.model import Trace
 
 METHODS = ("rules", "all-at-once", "step-by-step", "binary-search")
-RULES_VERSION = "attr-rules-1"
+RULE_ATTRIBUTOR_VERSION = "attr-rules-1"
 
 
 class AttributionStore(Protocol):
@@ -128,7 +128,7 @@ def attribute(
         raise ValueError(f"the {method} method needs a model (--model provider:name)")
     options = {
         "with_ground_truth": with_ground_truth,
-        "version": RULES_VERSION if method == "rules" else getattr(judge, "version", "llm"),
+        "version": RULE_ATTRIBUTOR_VERSION if method == "rules" else getattr(judge, "version", "llm"),
     }
     if judge is not None:
         options["model"] = getattr(judge, "model_id", None)
@@ -145,7 +145,7 @@ def attribute(
     async def work(t: Trace) -> Attribution:
         gt = t.outcome.ground_truth if with_ground_truth and t.outcome is not None else None
         if method == "rules":
-            return attribute_rules(t, ground_truth=gt)
+            return attribute_by_rules(t, ground_truth=gt)
         aattribute = getattr(judge, "aattribute", None)
         if aattribute is not None:
             result: Attribution = await aattribute(t, method=method, ground_truth=gt)

@@ -41,8 +41,9 @@ from mastkit.analyze.profile import (
     overlap,
     rows,
 )
-from mastkit.annotate.model import Annotation, Attribution, ModeVerdict
+from mastkit.annotate.model import Annotation, ModeVerdict
 from mastkit.annotate.redact import ResultScrubber as Scrubber
+from mastkit.attribute.model import Attribution
 from mastkit.errors import MastkitError
 from mastkit.providers.redact import Redactor
 from mastkit.store import Store

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution
+from mastkit.annotate.model import Annotation, AnnotatorConfig
+from mastkit.attribute.model import Attribution
 from mastkit.errors import MastkitError, MissingDependencyError
 from mastkit.traces.model import Trace
 

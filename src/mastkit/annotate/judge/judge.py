@@ -50,8 +50,9 @@ from mastkit.annotate.judge.prompt import (
     window_prompt,
 )
 from mastkit.annotate.judge.schema import reply_model
-from mastkit.annotate.model import Annotation, AnnotatorConfig, Attribution, ModeVerdict, VerdictValue
-from mastkit.annotate.rules import run_detectors
+from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict, VerdictValue
+from mastkit.annotate.rule_annotator import run_detectors
+from mastkit.attribute.model import Attribution
 from mastkit.llm.call import CallUsage, ResponseCache, cached_call
 from mastkit.llm.fence import fence_name, fence_secret
 from mastkit.llm.redact import redact_trace

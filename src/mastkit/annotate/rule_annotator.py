@@ -7,14 +7,14 @@ from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
 
-RULES_VERSION = "rules-1"
+RULE_ANNOTATOR_VERSION = "rules-1"
 
 
-def rules_config(taxonomy: Taxonomy) -> AnnotatorConfig:
+def rule_annotator_config(taxonomy: Taxonomy) -> AnnotatorConfig:
     """The configuration (and so the cache key) of the rule annotator for ``taxonomy``."""
     return AnnotatorConfig(
         kind="rules",
-        prompt_version=RULES_VERSION,
+        prompt_version=RULE_ANNOTATOR_VERSION,
         taxonomy_id=taxonomy.id,
         taxonomy_version=taxonomy.version,
         options={"detectors": [d.name for d in detectors()]},
@@ -51,12 +51,12 @@ def run_detectors(trace: Trace, taxonomy: Taxonomy) -> list[ModeVerdict]:
     return verdicts
 
 
-class RulesAnnotator:
+class RuleAnnotator:
     """The offline default annotator (rule detectors only)."""
 
     def __init__(self, taxonomy: Taxonomy) -> None:
         self.taxonomy = taxonomy
-        self.config = rules_config(taxonomy)
+        self.config = rule_annotator_config(taxonomy)
 
     async def annotate(self, trace: Trace) -> Annotation:
         return annotate_rules(trace, self.taxonomy)
@@ -64,7 +64,7 @@ class RulesAnnotator:
 
 def annotate_rules(trace: Trace, taxonomy: Taxonomy) -> Annotation:
     """Annotate ``trace`` with the rule detectors."""
-    config = rules_config(taxonomy)
+    config = rule_annotator_config(taxonomy)
     verdicts = run_detectors(trace, taxonomy)
     errors = [
         f"{v.code}: {v.rationale}" for v in verdicts if (v.rationale or "").startswith("detector error")

@@ -24,7 +24,7 @@ import re
 
 from mastkit.annotate.detectors._base import detectors
 from mastkit.annotate.detectors._signals import FAILURE_OUTPUT
-from mastkit.annotate.model import Attribution
+from mastkit.attribute.model import Attribution
 from mastkit.traces.model import Event, Trace, is_agent_name
 
 # Executor-like agents whose messages are outputs of someone else's action.
@@ -70,7 +70,7 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9.]+", " ", text.lower()).strip()
 
 
-def attribute_rules(trace: Trace, *, ground_truth: str | None = None) -> Attribution:
+def attribute_by_rules(trace: Trace, *, ground_truth: str | None = None) -> Attribution:
     """Blame an agent and a step of a failed ``trace`` using the rule signals (see module doc)."""
     events = [e for e in trace.events if not e.is_copied_context]
     if not events:
