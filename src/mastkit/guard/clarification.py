@@ -104,13 +104,14 @@ class ClarificationGuard:
 
     def check(self, event: Event, state: RunState) -> Decision:
         run = state.slot(self.name, _Run)
+        if state.is_user_input(event) or state.is_ask(event):
+            run.open.clear()  # the agent asked, or the user spoke: the open questions are answered
         if not run.task_seen and state.task is not None:
-            run.task_seen = True
+            run.task_seen = True  # the task's own open question is a signal until the next answer
             m = self._task_q.search(state.task) if self._task_q else None
             if m is not None:
                 run.open.append(_Signal(event.seq, f"the task asks {m.group(0).strip()!r}", None))
         if state.is_user_input(event) or state.is_ask(event):
-            run.open.clear()
             return ALLOW
         if event.kind == "tool_result" and event.tool_result is not None:
             self._on_result(event, state, run)
