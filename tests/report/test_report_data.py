@@ -220,3 +220,47 @@ def test_run_without_trace_bodies_and_unannotated_traces(store: Store) -> None:
     html = render_html(d)
     assert "The store holds no body for this trace." in html and "FM-9.9" in html
     assert len(d.runs) == 2 and "this report shows one" in html
+
+
+def test_what_the_judge_saw_is_shown_per_trace_and_counted(store: Store) -> None:
+    from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
+    from mastkit.report import render_html
+    from mastkit.report.data import judge_coverage
+
+    cfg = AnnotatorConfig(kind="llm", model="fake:m", taxonomy_id="mast", taxonomy_version="test")
+    store.register_run(cfg)
+    coverage = {"windows": 8, "events": 400, "chars": 90_000, "chars_elided": 12_345, "events_elided": 7,
+                "events_omitted_by_window_cap": 37, "replayed_omitted": 2}  # fmt: skip
+    for tid, cov in (
+        ("big", coverage),
+        ("small", {**coverage, "windows": 1, "events_omitted_by_window_cap": 0}),
+    ):
+        ann = Annotation(
+            trace_id=tid,
+            config=cfg,
+            config_hash=cfg.config_hash(),
+            verdicts=[ModeVerdict(code="FM-1.3", verdict="absent")],
+            extra={
+                "coverage": cov,
+                "requests": cov["windows"] + (cov["windows"] > 1),
+                "redactions": {"jwt": 2},
+            },
+        )
+        store.put_annotation(ann, f"t2:{tid}")
+    d = build_report_data(store, "llm")
+    seen = {t.trace_id: t for t in d.details}
+    assert seen["big"].seen == (
+        "The judge saw 8 windows (9 requests); 37 event(s) in the middle shown to no window (window cap); "
+        "12,345 of 90,000 characters elided from 7 long event(s); 2 replayed-context event(s) left out; "
+        "redacted before sending: jwt 2."
+    )
+    assert seen["big"].partial and not seen["small"].partial
+    assert seen["small"].seen is not None and seen["small"].seen.startswith(
+        "The judge saw 1 window (1 request);"
+    )
+    assert d.counts.judge_partial == 1
+    html = render_html(d)
+    assert "not seen whole by the judge" in html and "37 event(s) in the middle shown to no window" in html
+    # the rule annotator reads the whole trace: nothing to say
+    rules = Annotation(trace_id="r", config=AnnotatorConfig(), config_hash="x", verdicts=[])
+    assert judge_coverage(rules) == (None, False)

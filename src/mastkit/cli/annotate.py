@@ -77,6 +77,26 @@ def annotate_cmd(
         str | None, typer.Option(help="Price table override (TOML/JSON).", envvar="MASTKIT_PRICES")
     ] = None,
     structured_output: Annotated[bool, typer.Option(help="Request JSON-schema structured output.")] = True,
+    window_tokens: Annotated[
+        int | None,
+        typer.Option(min=500, help="Trace tokens per judge window (default: the model's context)."),
+    ] = None,
+    max_windows: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Most windows per trace (default 8); beyond it the middle of the trace is left out "
+            "and the annotation records how much.",
+        ),
+    ] = None,
+    max_event_chars: Annotated[
+        int | None,
+        typer.Option(
+            min=200,
+            help="Longest event text shown whole (default 1200); longer ones keep head and tail, "
+            "and the annotation records the characters left out.",
+        ),
+    ] = None,
     timeout: Annotated[
         float,
         typer.Option(
@@ -123,6 +143,9 @@ def annotate_cmd(
                 concurrency=concurrency,
                 prices=prices,
                 structured_output=structured_output,
+                window_tokens=window_tokens,
+                max_windows=max_windows,
+                max_event_chars=max_event_chars,
                 timeout=timeout,
                 provider_options=provider_options(max_attempts),
             )

@@ -204,6 +204,40 @@ class TraceDetail(_Model):
     attribution_target: str | None = None
     summary: str | None = None
     errors: list[str] = Field(default_factory=list)
+    seen: str | None = None
+    """How much of the trace the LLM judge saw (windows, elided text, events no window showed) and
+    what was redacted before it was sent; None for annotators that read the whole trace."""
+    partial: bool = False
+    """True when the judge did not see every event of the trace (window cap)."""
+
+
+def judge_coverage(ann: Annotation) -> tuple[str | None, bool]:
+    """A one-line account of what the judge saw of a trace, from ``extra["coverage"]``, and whether
+    some events were shown to no window."""
+    cov = ann.extra.get("coverage")
+    if not isinstance(cov, dict):
+        return None, False
+    windows = int(cov.get("windows") or 0)
+    requests = int(ann.extra.get("requests") or windows)
+    bits = [
+        f"{windows} window{'s' if windows != 1 else ''} ({requests} request{'s' if requests != 1 else ''})"
+    ]
+    omitted = int(cov.get("events_omitted_by_window_cap") or 0)
+    if omitted:
+        bits.append(f"{omitted} event(s) in the middle shown to no window (window cap)")
+    if cov.get("chars_elided"):
+        bits.append(
+            f"{int(cov['chars_elided']):,} of {int(cov.get('chars') or 0):,} characters elided from "
+            f"{int(cov.get('events_elided') or 0)} long event(s)"
+        )
+    if cov.get("replayed_omitted"):
+        bits.append(f"{int(cov['replayed_omitted'])} replayed-context event(s) left out")
+    redactions = ann.extra.get("redactions")
+    if isinstance(redactions, dict) and redactions:
+        bits.append(
+            "redacted before sending: " + ", ".join(f"{k} {v}" for k, v in sorted(redactions.items()))
+        )
+    return "The judge saw " + "; ".join(bits) + ".", omitted > 0
 
 
 class Counts(_Model):
@@ -217,6 +251,8 @@ class Counts(_Model):
     """Traces in the store (annotated or not)."""
     not_annotated: int = 0
     errors: int = 0
+    judge_partial: int = 0
+    """Traces the LLM judge did not see whole (events shown to no window)."""
 
 
 class Tables(_Model):
@@ -503,10 +539,13 @@ def _detail(
                 evidence=evidence,
             )
         )
+    seen, partial = judge_coverage(ann)
     return TraceDetail(
         trace_id=trace_id,
         trace_hash=t_hash,
         anchor=anchor,
+        seen=seen,
+        partial=partial,
         available=trace is not None,
         task=_clip(trace.task, 400) if trace else None,
         termination=(
@@ -712,6 +751,7 @@ def build_report_data(
         store_traces=len(live),
         not_annotated=len(live - set(hashes.values())),
         errors=len(errors),
+        judge_partial=sum(1 for a in annotations if judge_coverage(a)[1]),
     )
     return ReportData(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
