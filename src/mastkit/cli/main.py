@@ -1,29 +1,74 @@
-"""Entry point of the ``mastkit`` command."""
+"""Entry point of the ``mastkit`` command.
+
+Each verb lives in its own module of :mod:`mastkit.cli` and is imported only when it runs, so a
+command that needs no provider SDK, report or statistics stack (``--version``, ``--help``,
+``traces ...``) starts without loading them. ``COMMANDS`` lists the verbs (its one-line help
+is for readers of this file; ``mastkit --help`` shows each command's own).
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import Any, NamedTuple
+
 import typer
+from typer.core import TyperGroup
 
 from mastkit import __version__
-from mastkit.cli import annotate, attribute, demo, diff, doctor, eval, export, report, traces
-from mastkit.cli._settings import load_settings
+
+
+class Verb(NamedTuple):
+    module: str
+    """Module under :mod:`mastkit.cli`."""
+    attr: str
+    """A command function, or a ``typer.Typer`` (a group of sub-commands)."""
+    help: str
+    """One line for ``mastkit --help``."""
+
+
+COMMANDS: dict[str, Verb] = {
+    "traces": Verb("traces", "app", "Load, inspect and convert agent traces in any supported format."),
+    "demo": Verb("demo", "demo_cmd", "Annotate the bundled example traces offline and write a report."),
+    "annotate": Verb("annotate", "annotate_cmd", "Annotate traces with failure modes and store the results."),
+    "attribute": Verb("attribute", "attribute_cmd", "Blame an agent and a step for each failed trace."),
+    "eval": Verb("eval", "eval_cmd", "Agreement of a run with human labels (kappa, F1, accuracy)."),
+    "report": Verb("report", "report_cmd", "Write the HTML / Markdown report of a run."),
+    "diff": Verb("diff", "diff_cmd", "Compare two runs: modes that appeared, disappeared or changed."),
+    "doctor": Verb("doctor", "doctor_cmd", "Check configuration, provider, prices, database and extras."),
+    "export": Verb("export", "app", "Send annotations to OTLP/HTTP backends or Langfuse."),
+}
+
+
+class _LazyGroup(TyperGroup):
+    """A group whose sub-commands are imported when they are looked up, not at start."""
+
+    # (typer vendors its own click: its types are left as Any here)
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *COMMANDS]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        verb = COMMANDS.get(cmd_name)
+        if verb is None:
+            return super().get_command(ctx, cmd_name)
+        obj = getattr(importlib.import_module(f"mastkit.cli.{verb.module}"), verb.attr)
+        if isinstance(obj, typer.Typer):
+            cmd = typer.main.get_command(obj)
+        else:
+            single = typer.Typer()
+            single.command(cmd_name)(obj)
+            cmd = typer.main.get_command(single)
+        cmd.name = cmd_name
+        return cmd
+
 
 app = typer.Typer(
     name="mastkit",
+    cls=_LazyGroup,
     help="Why do LLM agents fail? Load traces from any format, find MAST failure modes, attribute and analyse them.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-app.add_typer(traces.app, name="traces")
-app.command("demo")(demo.demo_cmd)
-app.command("annotate")(annotate.annotate_cmd)
-app.command("attribute")(attribute.attribute_cmd)
-app.command("eval")(eval.eval_cmd)
-app.command("report")(report.report_cmd)
-app.command("diff")(diff.diff_cmd)
-app.command("doctor")(doctor.doctor_cmd)
-app.add_typer(export.app, name="export")
 
 
 def _version(value: bool) -> None:
@@ -46,6 +91,8 @@ def _root(
     ),
 ) -> None:
     """mastkit command line. Settings: flags > MASTKIT_* environment variables > mastkit.toml > defaults."""
+    from mastkit.cli._settings import load_settings
+
     ctx.default_map = load_settings(config)
 
 

@@ -1,0 +1,44 @@
+"""How fast the ``mastkit`` command starts, next to a bare Python interpreter started the same way.
+
+Each command runs ``--runs`` times as a fresh process (interleaved with the baseline, so a busy
+spell hits both); the median wall time of each is printed, with the difference from the
+baseline (what mastkit's imports cost). Reproduce:
+
+    .venv/bin/python bench/cli_start.py --runs 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+COMMANDS = {
+    "python -c pass (baseline)": [sys.executable, "-c", "pass"],
+    "mastkit --version": [sys.executable, "-m", "mastkit.cli.main", "--version"],
+    "mastkit traces formats": [sys.executable, "-m", "mastkit.cli.main", "traces", "formats"],
+    "mastkit annotate --help": [sys.executable, "-m", "mastkit.cli.main", "annotate", "--help"],
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=11)
+    args = ap.parse_args()
+    times: dict[str, list[float]] = {name: [] for name in COMMANDS}
+    for _ in range(args.runs):
+        for name, cmd in COMMANDS.items():
+            t0 = time.perf_counter()
+            subprocess.run(cmd, capture_output=True, check=True)
+            times[name].append(time.perf_counter() - t0)
+    base = statistics.median(times["python -c pass (baseline)"])
+    print(f"{'command':30} {'median ms':>10} {'minus baseline ms':>18}")
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        print(f"{name:30} {med * 1000:10.0f} {(med - base) * 1000:18.0f}")
+
+
+if __name__ == "__main__":
+    main()
