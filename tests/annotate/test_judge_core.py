@@ -320,3 +320,16 @@ def test_the_prompt_version_is_part_of_the_cache_key(tmp_path: Any, monkeypatch:
         with FakeLLMServer([reply_json()]) as srv:
             annotate([simple_trace()], make_judge(srv, cache=store))
             assert srv.request_count == 1  # same messages, other prompt version: not served from cache
+
+
+def test_a_responsible_step_outside_the_trace_is_dropped() -> None:
+    reply = json.loads(reply_json(("FM-3.2",)))
+    reply["responsible_step"], reply["responsible_agent"] = 99, "coder"
+    with FakeLLMServer([json.dumps(reply)]) as srv:
+        (a,) = annotate([simple_trace()], make_judge(srv)).annotations
+    assert a.attribution is not None and a.attribution.step is None and a.attribution.agent == "coder"
+    assert "responsible step 99 is not an event of the trace; dropped" in a.extra["problems"]
+    reply["responsible_step"] = 2
+    with FakeLLMServer([json.dumps(reply)]) as srv:
+        (a,) = annotate([simple_trace()], make_judge(srv)).annotations
+    assert a.attribution is not None and a.attribution.step == 2

@@ -419,6 +419,11 @@ class JudgeAnnotator:
         if rule_verdicts is not None:
             verdicts = [_fill_from_rules(j, r) for j, r in zip(verdicts, rule_verdicts, strict=True)]
         attribution = None
+        if decision.responsible_step is not None and not 0 <= decision.responsible_step < len(trace.events):
+            usage.problems.append(
+                f"responsible step {decision.responsible_step} is not an event of the trace; dropped"
+            )
+            decision.responsible_step = None
         if decision.responsible_step is not None or decision.responsible_agent:
             attribution = Attribution(
                 agent=decision.responsible_agent, step=decision.responsible_step, method="judge"
