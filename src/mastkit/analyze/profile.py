@@ -9,11 +9,13 @@ Rates carry bootstrap (or Wilson) confidence intervals.
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
+
+import numpy as np
 
 from mastkit.annotate.model import Annotation
 
@@ -63,23 +65,40 @@ def rows(annotations: Iterable[Annotation], meta: Mapping[str, Mapping[str, Any]
     return out
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
-    """Wilson score interval for a proportion k/n."""
+_Z95 = NormalDist().inv_cdf(0.975)
+"""The two-sided 95% normal quantile (1.959964...)."""
+
+
+def wilson(k: int, n: int, z: float = _Z95) -> tuple[float, float] | None:
+    """Wilson score interval for a proportion k/n (95% by default); None when n = 0.
+
+    The ends are exact at the boundaries: 0/n gives a lower bound of 0 and n/n an upper bound of 1.
+    """
     if n == 0:
         return None
+    if not 0 <= k <= n:
+        raise ValueError(f"wilson needs 0 <= k <= n, got k={k}, n={n}")
     p = k / n
     d = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / d
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    lo = 0.0 if k == 0 else max(0.0, centre - half)
+    hi = 1.0 if k == n else min(1.0, centre + half)
+    return (lo, hi)
 
 
 def _bootstrap_mean(values: Sequence[float], n_boot: int = 1000, seed: int = 0) -> tuple[float, float] | None:
-    if not values:
+    """95% percentile bootstrap interval of the mean of ``values`` (each value is one trace).
+
+    None with fewer than two values: one value cannot be resampled into an interval.
+    """
+    if len(values) < 2:
         return None
-    rnd = random.Random(seed)
-    means = sorted(sum(rnd.choice(values) for _ in values) / len(values) for _ in range(n_boot))
-    return (means[int(0.025 * (n_boot - 1))], means[int(0.975 * (n_boot - 1))])
+    rng = np.random.default_rng(seed)
+    data = np.asarray(values, dtype=np.float64)
+    means = data[rng.integers(0, len(data), size=(n_boot, len(data)))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return (float(lo), float(hi))
 
 
 def failure_profile(
