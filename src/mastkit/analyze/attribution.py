@@ -4,8 +4,13 @@ Metrics (as in the Who&When paper's ``evaluate.py``): exact-match agent accuracy
 step accuracy, and step accuracy within ±k. Baselines printed beside them:
 
 * ``random`` — the expected accuracy of picking uniformly among the trace's agents / steps
-  (computed exactly, not sampled);
-* ``most_active_agent`` — blame the agent with the most steps in the trace (uses no labels).
+  (computed exactly, not sampled; steps are the trace's events, agents its actors other than
+  user, human, system, environment and tool);
+* ``most_active_agent`` — blame the agent with the most steps in the trace (uses no labels; a tie
+  goes to the alphabetically last name).
+
+Only traces whose gold label has a step are scored (``n``); a trace without a prediction counts
+as wrong for every metric and is counted in ``missing``.
 """
 
 from __future__ import annotations
@@ -74,7 +79,8 @@ def score_attribution(
         rnd_step += 1 / steps if steps else 0.0
         for k in tolerances:
             lo, hi = max(0, gold.step - k), min(steps - 1, gold.step + k)
-            rnd_within[k] += (hi - lo + 1) / steps if steps else 0.0
+            # a gold step outside the trace (a labelling error) leaves no step within reach: 0, never negative
+            rnd_within[k] += max(0, hi - lo + 1) / steps if steps else 0.0
         counts = Counter(e.actor for e in t.events if e.actor and e.actor.lower() not in _NON_AGENTS)
         if counts:
             top = max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
