@@ -199,7 +199,7 @@ def _correlated_traces(
     return pred, gold
 
 
-def _pair_bootstrap_width(pairs: list[Pair], stat: str, n_boot: int = 2000, seed: int = 1) -> float:
+def _pair_bootstrap_width(pairs: list[Pair], stat: str, n_boot: int = 1000, seed: int = 1) -> float:
     """Width of the 95% interval from resampling pairs: the wrong design, computed independently."""
     rnd = random.Random(seed)
     values = []
@@ -218,7 +218,7 @@ def _clusters(pred: dict[str, dict[str, bool | None]], gold: dict[str, dict[str,
 
 def test_agreement_intervals_resample_traces_not_pairs() -> None:
     pred, gold = _correlated_traces()
-    r = agreement(pred, gold, n_boot=2000)
+    r = agreement(pred, gold, n_boot=1000)
     pairs = [p for cl in _clusters(pred, gold) for p in cl]
     assert r.micro_f1_ci is not None and r.kappa_ci is not None
     f1_width = r.micro_f1_ci[1] - r.micro_f1_ci[0]
@@ -279,10 +279,10 @@ def test_bootstrap_matches_scipy_on_trace_level_data() -> None:
         return 2 * s_tp / (2 * s_tp + s_fp + s_fn)
 
     ref = stats.bootstrap(
-        cols, f1, paired=True, vectorized=True, method="percentile", n_resamples=20000, random_state=0
+        cols, f1, paired=True, vectorized=True, method="percentile", n_resamples=5000, random_state=0
     ).confidence_interval
-    ours = bootstrap_ci(clusters, "f1", n_boot=20000)
-    assert ours == pytest.approx((ref.low, ref.high), abs=0.01)
+    ours = bootstrap_ci(clusters, "f1", n_boot=5000)
+    assert ours == pytest.approx((ref.low, ref.high), abs=0.015)
 
 
 def test_bootstrap_returns_none_when_it_cannot_resample() -> None:
