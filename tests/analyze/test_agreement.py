@@ -7,9 +7,12 @@ import random
 
 import pytest
 
+import mastkit.analyze.agreement as agreement_module
 from mastkit.analyze.agreement import (
     Counts,
     Pair,
+    _resampled_totals,
+    _stat_values,
     agreement,
     bootstrap_ci,
     cohen_kappa,
@@ -103,7 +106,7 @@ def test_fleiss_kappa_undefined_cases() -> None:
     assert fleiss_kappa([[True], [False]]) is None
     assert fleiss_kappa([[True, True], [True, True]]) is None  # every rating the same: 0/0
     assert fleiss_kappa([[False, False, False]]) is None
-    with pytest.raises(ValueError, match="same number of raters"):
+    with pytest.raises(ValueError, match=r"^Fleiss' kappa needs the same number of raters for every item$"):
         fleiss_kappa([[True, False], [True, False, True]])
 
 
@@ -329,3 +332,86 @@ def test_per_mode_intervals_use_the_traces_of_the_mode() -> None:
         for t in sorted(gold)
     ]
     assert r.micro_f1_ci == bootstrap_ci(everything, "f1", n_boot=300, seed=2)
+
+
+def test_statistics_of_resampled_tables_by_hand() -> None:
+    np = pytest.importorskip("numpy")
+    rows = np.array(
+        [
+            [6, 2, 3, 10],  # TABLE
+            [1, 0, 0, 0],  # every denominator is 1
+            [0, 1, 0, 0],
+            [0, 0, 0, 1],
+            [0, 0, 0, 0],  # nothing: all undefined
+        ]
+    )
+    nan = float("nan")
+    expected = {
+        "f1": [12 / 17, 1.0, 0.0, nan, nan],
+        "precision": [6 / 8, 1.0, 0.0, nan, nan],
+        "recall": [6 / 9, 1.0, nan, nan, nan],
+        "accuracy": [16 / 21, 1.0, 0.0, 1.0, nan],
+        "kappa": [108 / 213, nan, 0.0, nan, nan],  # one fp: constant raters on opposite labels -> 0
+    }
+    for stat, want in expected.items():
+        got = _stat_values(rows, stat)
+        assert np.allclose(got, want, equal_nan=True), (stat, got)
+
+
+def test_resampled_totals_draw_whole_traces_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    np = pytest.importorskip("numpy")
+    table = np.array([[1, 0, 0, 2], [0, 1, 1, 0], [2, 0, 1, 1]])
+    totals = _resampled_totals(table, 50, 3)
+    assert totals.shape == (50, 4)
+    # Each resample holds 3 traces, so its pair count is a sum of 3 of the traces' sizes (3, 2, 4).
+    sizes = {a + b + c for a in (3, 2, 4) for b in (3, 2, 4) for c in (3, 2, 4)}
+    assert set(totals.sum(axis=1).tolist()) <= sizes and len(set(totals.sum(axis=1).tolist())) > 3
+    # Drawing in blocks of two resamples gives the same draws as all at once.
+    monkeypatch.setattr(agreement_module, "_BLOCK_CELLS", 7)
+    assert (_resampled_totals(table, 50, 3) == totals).all()
+
+
+def test_bootstrap_defaults_and_arguments() -> None:
+    rnd = random.Random(3)
+    clusters = [[(rnd.random() < 0.5, rnd.random() < 0.5) for _ in range(3)] for _ in range(25)]
+    default = bootstrap_ci(clusters)
+    assert default == bootstrap_ci(clusters, "f1", n_boot=1000, alpha=0.05, seed=0)
+    assert default != bootstrap_ci(clusters, "f1", n_boot=1001)
+    assert default != bootstrap_ci(clusters, "f1", seed=1)
+    narrow = bootstrap_ci(clusters, "f1", alpha=0.5)
+    assert default is not None and narrow is not None
+    assert default[0] < narrow[0] < narrow[1] < default[1]
+    assert bootstrap_ci(clusters, "f1", n_boot=1) is None  # one resample is no interval
+    assert bootstrap_ci(clusters, "f1", n_boot=2) is not None
+    for alpha in (0.0, 1.0):
+        with pytest.raises(ValueError, match=r"^alpha must be between 0 and 1$"):
+            bootstrap_ci(clusters, "f1", alpha=alpha)
+    with pytest.raises(ValueError, match=r"^unknown statistic 'auc'; expected one of f1, kappa, precision"):
+        bootstrap_ci(clusters, "auc")
+
+
+def test_agreement_passes_its_resampling_settings_to_every_interval() -> None:
+    rnd = random.Random(8)
+    gold = {f"t{i}": {c: rnd.random() < 0.4 for c in "ABC"} for i in range(30)}
+    pred: dict[str, dict[str, bool | None]] = {
+        t: {c: (g if rnd.random() < 0.7 else not g) for c, g in labels.items()} for t, labels in gold.items()
+    }
+    ids = sorted(gold)
+    by_trace = [[(bool(pred[t][c]), gold[t][c]) for c in "ABC"] for t in ids]
+    r = agreement(pred, gold, n_boot=300, seed=2)
+    assert r.micro_f1_ci == bootstrap_ci(by_trace, "f1", n_boot=300, seed=2)
+    assert r.kappa_ci == bootstrap_ci(by_trace, "kappa", n_boot=300, seed=2)
+    for m in r.modes:
+        per_mode = [[(bool(pred[t][m.code]), gold[t][m.code])] for t in ids]
+        assert m.f1_ci == bootstrap_ci(per_mode, "f1", n_boot=300, seed=2)
+        assert m.kappa_ci == bootstrap_ci(per_mode, "kappa", n_boot=300, seed=2)
+    default = agreement(pred, gold)
+    assert default.kappa_ci == bootstrap_ci(by_trace, "kappa", n_boot=1000, seed=0)
+    assert default.modes[0].kappa_ci == bootstrap_ci([[p[0]] for p in by_trace], "kappa", n_boot=1000, seed=0)
+
+
+def test_random_baseline_kappa_is_undefined_when_gold_is_all_positive() -> None:
+    r = agreement({"t1": {"A": True}, "t2": {"A": False}}, {"t1": {"A": True}, "t2": {"A": True}})
+    assert r.baseline_random == {"accuracy": 1.0, "f1": 1.0, "kappa": None}
+    # Always absent against always present: p_o = 0 = p_e, kappa 0.
+    assert r.baseline_always_absent == {"accuracy": 0.0, "f1": 0.0, "kappa": 0.0}

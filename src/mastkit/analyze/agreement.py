@@ -13,6 +13,7 @@ so the unit that is resampled is the trace, never the pair.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -63,10 +64,9 @@ class Counts:
 
 
 def counts(pred: Sequence[bool], gold: Sequence[bool]) -> Counts:
-    tp = sum(1 for p, g in zip(pred, gold, strict=True) if p and g)
-    fp = sum(1 for p, g in zip(pred, gold, strict=True) if p and not g)
-    fn = sum(1 for p, g in zip(pred, gold, strict=True) if not p and g)
-    return Counts(tp, fp, fn, len(pred) - tp - fp - fn)
+    """The 2x2 table of predictions against gold labels (sequences of the same length)."""
+    cells = Counter((bool(p), bool(g)) for p, g in zip(pred, gold, strict=True))
+    return Counts(cells[True, True], cells[True, False], cells[False, True], cells[False, False])
 
 
 def cohen_kappa_counts(c: Counts) -> float | None:
@@ -80,7 +80,7 @@ def cohen_kappa_counts(c: Counts) -> float | None:
     """
     n = c.n
     expected = (c.tp + c.fp) * (c.tp + c.fn) + (c.fn + c.tn) * (c.fp + c.tn)  # p_e * n²
-    if n == 0 or expected == n * n:
+    if expected == n * n:  # p_e = 1, and also n = 0 (0 = 0)
         return None
     return (n * (c.tp + c.tn) - expected) / (n * n - expected)
 
@@ -139,13 +139,15 @@ def _stat_values(totals: npt.NDArray[np.int64], stat: str) -> npt.NDArray[np.flo
         num, den = tp, tp + fn
     elif stat == "accuracy":
         num, den = tp + tn, n
-    elif stat == "kappa":
+    else:  # kappa (bootstrap_ci checked the name)
         expected = (tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)
         num, den = n * (tp + tn) - expected, n * n - expected
-    else:
-        raise ValueError(f"unknown statistic {stat!r}; expected one of {', '.join(STATS)}")
-    safe = np.where(den > 0, den, 1.0)
-    return np.where(den > 0, num / safe, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+_BLOCK_CELLS = 2_000_000
+"""Resampled trace indices drawn at once (bounds memory; the draws do not depend on it)."""
 
 
 def _resampled_totals(table: npt.NDArray[np.int64], n_boot: int, seed: int) -> npt.NDArray[np.int64]:
@@ -155,11 +157,11 @@ def _resampled_totals(table: npt.NDArray[np.int64], n_boot: int, seed: int) -> n
     clusters' counts. Work is done in blocks so memory stays bounded for many clusters."""
     rng = np.random.default_rng(seed)
     k = len(table)
-    block = max(1, 2_000_000 // k)
+    block = max(1, _BLOCK_CELLS // k)
     parts = []
     for start in range(0, n_boot, block):
         rows = min(block, n_boot - start)
-        idx = rng.integers(0, k, size=(rows, k))
+        idx = rng.integers(k, size=(rows, k))
         weights = np.bincount((idx + k * np.arange(rows)[:, None]).ravel(), minlength=rows * k)
         parts.append(weights.reshape(rows, k) @ table)
     return np.concatenate(parts)
@@ -182,15 +184,16 @@ def bootstrap_ci(
     positives for F1, a constant pair of raters for kappa) are left out, so the interval is
     conditional on it being defined. The same seed gives the same interval.
 
-    None when there is nothing to resample — fewer than two traces with a pair — or when the
-    statistic is undefined in every sample. Passing each pair as its own cluster gives the
-    ordinary pair bootstrap, which is too narrow when pairs within a trace are correlated.
+    None when there is nothing to resample — fewer than two traces with a pair, or fewer than
+    two resamples — or when the statistic is undefined in every sample. Passing each pair as
+    its own cluster gives the ordinary pair bootstrap, which is too narrow when pairs within a
+    trace are correlated.
     """
     if stat not in STATS:
         raise ValueError(f"unknown statistic {stat!r}; expected one of {', '.join(STATS)}")
     if not 0 < alpha < 1:
         raise ValueError("alpha must be between 0 and 1")
-    if n_boot < 1 or sum(1 for c in clusters if c) < 2:
+    if n_boot < 2 or sum(1 for c in clusters if c) < 2:
         return None
     values = _stat_values(_resampled_totals(_table(clusters), n_boot, seed), stat)
     values = values[~np.isnan(values)]

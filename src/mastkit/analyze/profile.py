@@ -41,6 +41,11 @@ class Row:
     """First evidence event per present mode (for ordering)."""
 
 
+def _group(row: Row, by: str | None) -> str:
+    """The group a row falls in: its ``by`` metadata value ("unknown" when absent), or "all"."""
+    return str(row.meta.get(by, "unknown")) if by else "all"
+
+
 def rows(annotations: Iterable[Annotation], meta: Mapping[str, Mapping[str, Any]] | None = None) -> list[Row]:
     """Rows from annotations plus per-trace metadata (``{trace_id: {"success": ..., "framework": ...}}``)."""
     out = []
@@ -82,9 +87,7 @@ def wilson(k: int, n: int, z: float = _Z95) -> tuple[float, float] | None:
     d = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / d
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    lo = 0.0 if k == 0 else max(0.0, centre - half)
-    hi = 1.0 if k == n else min(1.0, centre + half)
-    return (lo, hi)
+    return (0.0 if k == 0 else centre - half, 1.0 if k == n else centre + half)
 
 
 def _bootstrap_mean(values: Sequence[float], n_boot: int = 1000, seed: int = 0) -> tuple[float, float] | None:
@@ -95,8 +98,8 @@ def _bootstrap_mean(values: Sequence[float], n_boot: int = 1000, seed: int = 0) 
     if len(values) < 2:
         return None
     rng = np.random.default_rng(seed)
-    data = np.asarray(values, dtype=np.float64)
-    means = data[rng.integers(0, len(data), size=(n_boot, len(data)))].mean(axis=1)
+    data = np.asarray(values)
+    means = data[rng.integers(len(data), size=(n_boot, len(data)))].mean(axis=1)
     lo, hi = np.quantile(means, [0.025, 0.975])
     return (float(lo), float(hi))
 
@@ -111,7 +114,7 @@ def failure_profile(
     """Per mode (and group): traces judged, present, prevalence (with 95% CI) and share of all flags."""
     groups: dict[str, list[Row]] = defaultdict(list)
     for r in data:
-        groups[str(r.meta.get(by, "unknown")) if by else "all"].append(r)
+        groups[_group(r, by)].append(r)
     table = []
     for group, members in sorted(groups.items()):
         flags = sum(len(r.present & set(codes)) for r in members)
@@ -140,7 +143,7 @@ def category_profile(
     """Per category: traces with at least one mode of it, and its share of all flags."""
     groups: dict[str, list[Row]] = defaultdict(list)
     for r in data:
-        groups[str(r.meta.get(by, "unknown")) if by else "all"].append(r)
+        groups[_group(r, by)].append(r)
     out = []
     cats = sorted(set(categories.values()))
     for group, members in sorted(groups.items()):
@@ -154,7 +157,7 @@ def category_profile(
                     "category": cat,
                     "traces": len(members),
                     "with_category": k,
-                    "prevalence": k / len(members) if members else None,
+                    "prevalence": k / len(members),
                     "ci": wilson(k, len(members)),
                     "share": flags[cat] / total if total else None,
                 }
@@ -167,7 +170,7 @@ def modes_per_failed_trace(data: Sequence[Row], *, by: str | None = None) -> lis
     groups: dict[str, list[Row]] = defaultdict(list)
     for r in data:
         if r.success is False:
-            groups[str(r.meta.get(by, "unknown")) if by else "all"].append(r)
+            groups[_group(r, by)].append(r)
     out = []
     for group, members in sorted(groups.items()):
         n_modes = [len(r.present) for r in members]
@@ -177,7 +180,7 @@ def modes_per_failed_trace(data: Sequence[Row], *, by: str | None = None) -> lis
             {
                 "group": group,
                 "failed_traces": len(members),
-                "mean_modes": sum(n_modes) / len(n_modes) if n_modes else None,
+                "mean_modes": sum(n_modes) / len(n_modes),
                 "ci": _bootstrap_mean([float(n) for n in n_modes]),
                 "histogram": dict(sorted(Counter(n_modes).items())),
                 "none": sum(1 for n in n_modes if n == 0),
@@ -197,8 +200,9 @@ def fisher_exact(a: int, b: int, c: int, d: int) -> float:
         return math.comb(col1, x) * math.comb(n - col1, row1 - x) / math.comb(n, row1)
 
     observed = prob(a)
-    lo, hi = max(0, row1 + col1 - n), min(row1, col1)
-    return min(1.0, sum(p for x in range(lo, hi + 1) if (p := prob(x)) <= observed * (1 + 1e-9)))
+    # Every table with the same margins: x = a's cell. Values of x the margins rule out have
+    # probability 0 (math.comb is 0 when choosing more than there is), so x can start at 0.
+    return min(1.0, sum(p for x in range(min(row1, col1) + 1) if (p := prob(x)) <= observed * (1 + 1e-9)))
 
 
 def fatal_vs_benign(
@@ -221,11 +225,12 @@ def fatal_vs_benign(
         b, d = len(f_j) - a, len(s_j) - c
         pf = a / len(f_j) if f_j else None
         ps = c / len(s_j) if s_j else None
-        p = fisher_exact(a, b, c, d) if f_j and s_j else None
-        lift = (pf - ps) / ps if pf is not None and ps else None
+        p: float | None = None
         verdict = "n/a"
-        if p is not None and pf is not None and ps is not None:
+        if pf is not None and ps is not None:
+            p = fisher_exact(a, b, c, d)
             verdict = "fatal" if p < alpha and pf > ps else ("benign" if ps > 0 and p >= alpha else "neutral")
+        lift = (pf - ps) / ps if pf is not None and ps else None
         out.append(
             {
                 "code": code,
@@ -287,7 +292,7 @@ def overlap(data: Sequence[Row], *, by: str) -> list[dict[str, Any]]:
     """Jaccard overlap of the sets of modes seen in each pair of groups (benchmarks, domains, ...)."""
     seen: dict[str, set[str]] = defaultdict(set)
     for r in data:
-        seen[str(r.meta.get(by, "unknown"))] |= r.present
+        seen[_group(r, by)] |= r.present
     groups = sorted(seen)
     out = []
     for i, a in enumerate(groups):
