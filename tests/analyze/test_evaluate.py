@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mastkit.analyze.agreement import Counts
+from mastkit.analyze.agreement import Counts, agreement, fleiss_kappa
 from mastkit.analyze.evaluate import as_rows, evaluate
 from mastkit.analyze.gold import Gold
 from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
@@ -81,3 +81,16 @@ def test_evaluate_codes_and_mixed_rater_counts() -> None:
     assert res.agreement.modes[0].counts == Counts(fn=1)
     assert res.agreement.missing == 4  # t2-t5 have gold but no annotation
     assert evaluate([_ann("t1", {"A": "present"})], g, n_boot=10).human_fleiss["A"] is None
+
+
+def test_evaluate_passes_n_boot_and_scores_two_annotators() -> None:
+    g = Gold()
+    for i in range(12):
+        g.add(f"t{i}", "A", [i % 3 == 0, i % 2 == 0])  # two annotators per item
+    anns = [_ann(f"t{i}", {"A": "present" if i % 4 == 0 else "absent"}) for i in range(12)]
+    pred: dict[str, dict[str, bool | None]] = {f"t{i}": {"A": i % 4 == 0} for i in range(12)}
+    res = evaluate(anns, g, n_boot=40)
+    assert res.agreement.modes[0].f1_ci == agreement(pred, g.labels, n_boot=40).modes[0].f1_ci
+    assert evaluate(anns, g).agreement.kappa_ci == agreement(pred, g.labels).kappa_ci
+    assert res.human_fleiss["A"] == pytest.approx(fleiss_kappa([g.raters[t]["A"] for t in g.raters]))
+    assert res.human_fleiss["A"] is not None
