@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import warnings
 
 import pytest
 
@@ -354,7 +355,9 @@ def test_statistics_of_resampled_tables_by_hand() -> None:
         "kappa": [108 / 213, nan, 0.0, nan, nan],  # one fp: constant raters on opposite labels -> 0
     }
     for stat, want in expected.items():
-        got = _stat_values(rows, stat)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # 0/0 is NaN without a RuntimeWarning reaching the caller
+            got = _stat_values(rows, stat)
         assert np.allclose(got, want, equal_nan=True), (stat, got)
 
 
@@ -366,9 +369,12 @@ def test_resampled_totals_draw_whole_traces_in_blocks(monkeypatch: pytest.Monkey
     # Each resample holds 3 traces, so its pair count is a sum of 3 of the traces' sizes (3, 2, 4).
     sizes = {a + b + c for a in (3, 2, 4) for b in (3, 2, 4) for c in (3, 2, 4)}
     assert set(totals.sum(axis=1).tolist()) <= sizes and len(set(totals.sum(axis=1).tolist())) > 3
-    # Drawing in blocks of two resamples gives the same draws as all at once.
+    # Drawing in blocks of two resamples (the last block holds one) gives the same draws as all at once.
+    odd = _resampled_totals(table, 51, 3)
     monkeypatch.setattr(agreement_module, "_BLOCK_CELLS", 7)
     assert (_resampled_totals(table, 50, 3) == totals).all()
+    blocked = _resampled_totals(table, 51, 3)
+    assert blocked.shape == (51, 4) and (blocked == odd).all()
 
 
 def test_bootstrap_defaults_and_arguments() -> None:

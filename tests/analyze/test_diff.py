@@ -194,6 +194,8 @@ def test_a_mode_left_out_of_one_run_is_unknown_not_absent() -> None:
     assert (m32.p_a, m32.p_b, m32.delta, m32.delta_ci) == (None, 1.0, None, None)
     assert (m32.test, m32.p_value, m32.direction, m32.gained, m32.lost) == ("none", None, "n/a", 0, 0)
     assert d.changes == []  # unknown -> present is not a gain
+    (_, reverse) = diff_annotations(b, a).modes  # left out of the second run instead
+    assert (reverse.b_unknown, reverse.test, reverse.p_value, reverse.direction) == (4, "none", None, "n/a")
     unpaired = diff_annotations(a, [_only(f"b{i}", B, {"FM-3.2": "present"}) for i in range(4)])
     m = next(m for m in unpaired.modes if m.code == "FM-3.2")
     assert (m.test, m.p_value, m.direction) == ("none", None, "n/a")

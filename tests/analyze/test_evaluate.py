@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from mastkit.analyze.agreement import Counts, agreement, fleiss_kappa
@@ -91,6 +93,16 @@ def test_evaluate_passes_n_boot_and_scores_two_annotators() -> None:
     pred: dict[str, dict[str, bool | None]] = {f"t{i}": {"A": i % 4 == 0} for i in range(12)}
     res = evaluate(anns, g, n_boot=40)
     assert res.agreement.modes[0].f1_ci == agreement(pred, g.labels, n_boot=40).modes[0].f1_ci
-    assert evaluate(anns, g).agreement.kappa_ci == agreement(pred, g.labels).kappa_ci
+    rnd = random.Random(4)
+    big = Gold()
+    for i in range(40):
+        big.add(f"t{i}", "A", [rnd.random() < 0.5])
+    guesses = {f"t{i}": {"A": rnd.random() < 0.5} for i in range(40)}
+    big_anns = [_ann(t, {"A": "present" if v["A"] else "absent"}) for t, v in guesses.items()]
+    assert evaluate(big_anns, big).agreement.modes[0].f1_ci == agreement(guesses, big.labels).modes[0].f1_ci
+    assert (
+        agreement(guesses, big.labels).modes[0].f1_ci
+        != agreement(guesses, big.labels, n_boot=1001).modes[0].f1_ci
+    )
     assert res.human_fleiss["A"] == pytest.approx(fleiss_kappa([g.raters[t]["A"] for t in g.raters]))
     assert res.human_fleiss["A"] is not None

@@ -111,6 +111,8 @@ def test_wilson_matches_scipy_and_the_textbook_ends() -> None:
     assert wilson(0, 10) == (0.0, pytest.approx(z2 / (10 + z2), abs=1e-6))
     assert wilson(10, 10) == (pytest.approx(10 / (10 + z2), abs=1e-6), 1.0)
     assert wilson(0, 0) is None
+    # The closed ends are exact where the formula's rounding is not (9/9 computes to 1.0000000000000002).
+    assert [wilson(n, n)[1] for n in (9, 13, 17)] == [1.0, 1.0, 1.0]  # type: ignore[index]
     with pytest.raises(ValueError, match=r"^wilson needs 0 <= k <= n, got k=3, n=2$"):
         wilson(3, 2)
     with pytest.raises(ValueError, match="k=-1"):

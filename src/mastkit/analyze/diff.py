@@ -143,7 +143,7 @@ def _mode_value(code: str) -> Callable[[dict[str, str]], str]:
 
 def _category_value(codes: list[str]) -> Callable[[dict[str, str]], str]:
     def value(vec: dict[str, str]) -> str:
-        got = [vec.get(c, "unknown") for c in codes]
+        got = [vec.get(c) for c in codes]
         if "present" in got:
             return "present"
         return "absent" if "absent" in got else "unknown"

@@ -281,10 +281,9 @@ def cascade_chains(data: Sequence[Row], *, min_count: int = 1) -> list[dict[str,
                     pairs[(a, b)] += 1
     out = []
     for (a, b), n in pairs.most_common():
-        if n < min_count:
-            continue
-        rev = pairs.get((b, a), 0)
-        out.append({"before": a, "after": b, "traces": n, "reverse": rev, "direction": n / (n + rev)})
+        if n >= min_count:
+            rev = pairs.get((b, a), 0)
+            out.append({"before": a, "after": b, "traces": n, "reverse": rev, "direction": n / (n + rev)})
     return out
 
 
