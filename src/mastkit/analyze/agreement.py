@@ -142,7 +142,7 @@ def _stat_values(totals: npt.NDArray[np.int64], stat: str) -> npt.NDArray[np.flo
     else:  # kappa (bootstrap_ci checked the name)
         expected = (tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)
         num, den = n * (tp + tn) - expected, n * n - expected
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(invalid="ignore"):  # 0/0 only: a zero denominator has a zero numerator
         return np.where(den > 0, num / den, np.nan)
 
 
