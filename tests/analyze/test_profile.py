@@ -101,6 +101,15 @@ def test_fisher_exact_matches_scipy() -> None:
         assert fisher_exact(*table) == pytest.approx(ref, rel=1e-9), table
 
 
+def test_fisher_exact_is_exactly_one_for_equal_proportions() -> None:
+    # The observed table is then the most likely one: every table counts, the sum is exactly 1
+    # (summing float probabilities gave 0.9999999999999999 for these).
+    for table in [(1, 1, 1, 1), (1, 2, 2, 4), (1, 2, 3, 6), (0, 3, 0, 5), (0, 0, 0, 0)]:
+        assert fisher_exact(*table) == 1.0, table
+    # Ties with the observed table count: [[1, 0], [0, 1]] and [[0, 1], [1, 0]] are equally likely.
+    assert fisher_exact(1, 0, 0, 1) == 1.0
+
+
 def test_wilson_matches_scipy_and_the_textbook_ends() -> None:
     stats = pytest.importorskip("scipy.stats")
     for k, n in [(0, 10), (10, 10), (3, 17), (5, 10), (1, 1), (0, 1), (99, 100)]:

@@ -192,17 +192,21 @@ def modes_per_failed_trace(data: Sequence[Row], *, by: str | None = None) -> lis
 
 
 def fisher_exact(a: int, b: int, c: int, d: int) -> float:
-    """Two-sided Fisher exact test p-value for the 2x2 table [[a, b], [c, d]]."""
+    """Two-sided Fisher exact test p-value for the 2x2 table [[a, b], [c, d]].
+
+    The p-value sums the probabilities of every table with the same margins that is no more
+    likely than the observed one. Probabilities share the denominator C(n, a + b), so the tables
+    are compared and summed as exact integers: there is no rounding tolerance, and a table as
+    likely as the observed one (p = 1 for equal proportions) gives exactly 1.0."""
     n = a + b + c + d
     row1, col1 = a + b, a + c
 
-    def prob(x: int) -> float:
-        return math.comb(col1, x) * math.comb(n - col1, row1 - x) / math.comb(n, row1)
+    def weight(x: int) -> int:
+        # Tables with x in a's cell; math.comb is 0 for the values of x the margins rule out.
+        return math.comb(col1, x) * math.comb(n - col1, row1 - x)
 
-    observed = prob(a)
-    # Every table with the same margins: x = a's cell. Values of x the margins rule out have
-    # probability 0 (math.comb is 0 when choosing more than there is), so x can start at 0.
-    return min(1.0, sum(p for x in range(min(row1, col1) + 1) if (p := prob(x)) <= observed * (1 + 1e-9)))
+    observed = weight(a)
+    return sum(w for x in range(min(row1, col1) + 1) if (w := weight(x)) <= observed) / math.comb(n, row1)
 
 
 def fatal_vs_benign(
