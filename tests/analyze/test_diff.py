@@ -182,3 +182,123 @@ def test_diff_runs_keeps_traces_that_share_an_id_apart(tmp_path: Path) -> None:
     assert (d.a_traces, d.b_traces, d.paired_traces) == (2, 2, 2)
     assert d.modes[0].lost == 2
     assert sorted(c.trace_id for c in d.changes) == ["run-1 (/runs/a.json)", "run-1 (/runs/b.json)"]
+
+
+def _only(tid: str, config: AnnotatorConfig, verdicts: dict[str, str]) -> Annotation:
+    """An annotation with exactly these verdicts (modes not listed are left out, i.e. unknown)."""
+    return Annotation(
+        trace_id=tid,
+        config=config,
+        config_hash=config.config_hash(),
+        verdicts=[ModeVerdict.model_validate({"code": c, "verdict": v}) for c, v in verdicts.items()],
+    )
+
+
+def test_mcnemar_and_newcombe_stay_in_range() -> None:
+    assert mcnemar_exact(1, 1) == 1.0 and mcnemar_exact(3, 3) == 1.0  # 2 * tail > 1 is capped
+    # 5/5 -> 0/5: d = -1; Wilson(0, 5) reaches z²/(5 + z²) = 0.43448 -> the other end is
+    # -1 + sqrt(2 * 0.43448²) = -0.38555, and the lower end (-1.61) is capped at -1.
+    assert newcombe(5, 5, 0, 5) == (-1.0, pytest.approx(-0.38555, abs=1e-4))
+    assert newcombe(0, 5, 5, 5) == (pytest.approx(0.38555, abs=1e-4), 1.0)
+
+
+def test_a_mode_left_out_of_one_run_is_unknown_not_absent() -> None:
+    ids = [f"t{i}" for i in range(4)]
+    a = [_only(t, A, {"FM-1.3": "absent"}) for t in ids]  # FM-3.2 never judged in A
+    b = [_only(t, B, {"FM-1.3": "absent", "FM-3.2": "present"}) for t in ids]
+    d = diff_annotations(a, b)
+    m32 = next(m for m in d.modes if m.code == "FM-3.2")
+    assert (m32.a_judged, m32.a_unknown, m32.b_judged, m32.b_unknown) == (0, 4, 4, 0)
+    assert (m32.p_a, m32.p_b, m32.delta, m32.delta_ci) == (None, 1.0, None, None)
+    assert (m32.test, m32.p_value, m32.direction, m32.gained, m32.lost) == ("none", None, "n/a", 0, 0)
+    assert d.changes == []  # unknown -> present is not a gain
+    (_, reverse) = diff_annotations(b, a).modes  # left out of the second run instead
+    assert (reverse.b_unknown, reverse.test, reverse.p_value, reverse.direction) == (4, "none", None, "n/a")
+    unpaired = diff_annotations(a, [_only(f"b{i}", B, {"FM-3.2": "present"}) for i in range(4)])
+    m = next(m for m in unpaired.modes if m.code == "FM-3.2")
+    assert (m.test, m.p_value, m.direction) == ("none", None, "n/a")
+    assert next(m for m in unpaired.modes if m.code == "FM-1.3").test == "none"  # B never judged it
+
+
+def test_unpaired_runs_count_no_gains_or_losses() -> None:
+    a = [_only(f"a{i}", A, {"FM-1.3": "present"}) for i in range(6)]
+    b = [_only(f"b{i}", B, {"FM-1.3": "absent"}) for i in range(6)]
+    (m,) = diff_annotations(a, b).modes
+    assert (m.test, m.gained, m.lost, m.direction, m.a_unknown) == ("fisher", 0, 0, "fell", 0)
+    assert m.p_value == pytest.approx(2 / 924)  # [[6, 0], [0, 6]]: 2 / C(12, 6)
+    (up,) = diff_annotations(b, a).modes
+    assert up.direction == "rose" and up.delta == 1.0
+
+
+def test_direction_at_alpha_and_rising_paired_runs() -> None:
+    ids = [f"t{i}" for i in range(10)]
+    a = [_only(t, A, {"FM-1.3": "absent"}) for t in ids]
+    b = [_only(t, B, {"FM-1.3": "present" if i < 6 else "absent"}) for i, t in enumerate(ids)]
+    (m,) = diff_annotations(a, b).modes
+    assert (m.gained, m.lost, m.p_value, m.direction) == (6, 0, pytest.approx(2 / 64), "rose")
+    (at,) = diff_annotations(a, b, alpha=2 / 64).modes
+    assert at.direction == "unchanged"  # p = alpha is not significant
+    assert diff_annotations(a, b, alpha=2 / 64 + 1e-9).modes[0].direction == "rose"
+
+
+def test_paired_direction_follows_the_paired_changes() -> None:
+    # 10 traces in both runs: FM-1.3 present in A on t0-t5, nowhere in B (6 lost, p = 2/64).
+    # 10 more traces only in A (absent) and 10 only in B (7 present): prevalence 6/20 in A, 7/20 in B.
+    # The paired evidence says the mode fell, though B's prevalence is higher.
+    shared = [f"t{i}" for i in range(10)]
+    a = [_only(t, A, {"FM-1.3": "present" if i < 6 else "absent"}) for i, t in enumerate(shared)]
+    a += [_only(f"a{i}", A, {"FM-1.3": "absent"}) for i in range(10)]
+    b = [_only(t, B, {"FM-1.3": "absent"}) for t in shared]
+    b += [_only(f"b{i}", B, {"FM-1.3": "present" if i < 7 else "absent"}) for i in range(10)]
+    d = diff_annotations(a, b)
+    (m,) = d.modes
+    assert d.paired_traces == 10 and (m.p_a, m.p_b) == (0.3, 0.35)
+    assert (m.test, m.lost, m.p_value, m.direction) == ("mcnemar", 6, pytest.approx(2 / 64), "fell")
+
+
+def test_pairing_needs_half_of_the_larger_run() -> None:
+    a = [_only(f"t{i}", A, {"FM-1.3": "present"}) for i in range(4)]
+    half = [_only(f"t{i}", B, {"FM-1.3": "absent"}) for i in range(2)] + [
+        _only(f"u{i}", B, {"FM-1.3": "absent"}) for i in range(2)
+    ]
+    d = diff_annotations(a, half)
+    assert (d.paired_traces, d.modes[0].test, d.modes[0].lost) == (2, "mcnemar", 2)
+    less = [_only("t0", B, {"FM-1.3": "absent"})] + [
+        _only(f"u{i}", B, {"FM-1.3": "absent"}) for i in range(3)
+    ]
+    d = diff_annotations(a, less)
+    assert (d.paired_traces, d.modes[0].test, d.modes[0].lost) == (0, "fisher", 0)
+    assert (d.only_in_a, d.only_in_b) == (["t1", "t2", "t3"], ["u0", "u1", "u2"])
+    assert diff_annotations(a, less, min_paired_share=0.25).paired_traces == 1
+
+
+def test_changes_list_traces_that_only_gained_and_default_names() -> None:
+    a = [_only("t0", A, {"FM-1.3": "absent"}), _only("t1", A, {"FM-1.3": "present"})]
+    b = [_only("t0", B, {"FM-1.3": "present"}), _only("t1", B, {"FM-1.3": "present"})]
+    d = diff_annotations(a, b)
+    assert [(c.trace_id, c.gained, c.lost) for c in d.changes] == [("t0", ["FM-1.3"], [])]
+    assert (d.run_a, d.run_b, d.alpha) == ("A", "B", 0.05)
+
+
+def test_category_unknowns_are_counted() -> None:
+    a = [_only("t0", A, {"FM-1.1": "unknown", "FM-1.3": "unknown"}), _only("t1", A, {"FM-1.1": "present"})]
+    b = [_only("t0", B, {"FM-1.1": "absent"}), _only("t1", B, {"FM-1.3": "unknown"})]
+    (fc1,) = diff_annotations(a, b).categories
+    assert (fc1.a_unknown, fc1.a_judged, fc1.b_unknown, fc1.b_judged) == (1, 1, 1, 1)
+
+
+def test_diff_runs_resolves_each_run_and_passes_alpha(tmp_path: Path) -> None:
+    with Store(tmp_path / "m.db") as store:
+        for cfg, present in ((A, {"FM-1.3"}), (B, set())):
+            store.register_run(cfg)
+            for i in range(2):
+                store.put_annotation(_ann(f"t{i}", cfg, present), f"h{i}")
+        # B is the latest run; ask for B against A so that a run resolved as "latest" would show.
+        d = diff_runs(store, B.config_hash()[:12], A.config_hash()[:12])
+        assert (d.run_a, d.run_b) == (B.config_hash(), A.config_hash())
+        m = d.modes[0]
+        assert (m.gained, m.lost, m.p_value, m.direction) == (2, 0, 0.5, "unchanged")
+        assert (
+            diff_runs(store, B.config_hash()[:12], A.config_hash()[:12], alpha=0.6).modes[0].direction
+            == "rose"
+        )

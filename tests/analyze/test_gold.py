@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from mastkit.analyze.gold import GoldError, gold_from_jsonl, gold_from_traces
+from mastkit.analyze.gold import Gold, GoldError, gold_from_jsonl, gold_from_traces
 from mastkit.traces.model import Label, Trace
 
 
@@ -47,3 +47,19 @@ def test_bad_gold_files(tmp_path: Path, text: str, msg: str) -> None:
     p.write_text(text)
     with pytest.raises(GoldError, match=msg):
         gold_from_jsonl(p)
+
+
+def test_ties_are_counted_and_scored_absent() -> None:
+    g = Gold()
+    g.add("t", "A", [True, False])  # tie
+    g.add("t", "B", [True, True, False, False])  # tie
+    g.add("t", "C", [True, True, False])  # majority present, no tie
+    g.add("t", "D", [])  # no votes: nothing recorded
+    assert g.ties == 2
+    assert g.labels == {"t": {"A": False, "B": False, "C": True}}
+    assert g.raters["t"]["B"] == [True, True, False, False] and "D" not in g.raters["t"]
+
+
+def test_unreadable_gold_file(tmp_path: Path) -> None:
+    with pytest.raises(GoldError, match=r"^cannot read gold file .*missing\.jsonl: No such file"):
+        gold_from_jsonl(tmp_path / "missing.jsonl")

@@ -4,8 +4,13 @@ Metrics (as in the Who&When paper's ``evaluate.py``): exact-match agent accuracy
 step accuracy, and step accuracy within ±k. Baselines printed beside them:
 
 * ``random`` — the expected accuracy of picking uniformly among the trace's agents / steps
-  (computed exactly, not sampled);
-* ``most_active_agent`` — blame the agent with the most steps in the trace (uses no labels).
+  (computed exactly, not sampled; steps are the trace's events, agents its actors other than
+  user, human, system, environment and tool);
+* ``most_active_agent`` — blame the agent with the most steps in the trace (uses no labels; a tie
+  goes to the alphabetically last name).
+
+Only traces whose gold label has a step are scored (``n``); a trace without a prediction counts
+as wrong for every metric and is counted in ``missing``.
 """
 
 from __future__ import annotations
@@ -15,9 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mastkit.attribute.model import Attribution
-from mastkit.traces.model import Label, Trace
-
-_NON_AGENTS = {"user", "human", "system", "environment", "tool"}
+from mastkit.traces.model import Label, Trace, is_agent_name
 
 
 @dataclass
@@ -40,7 +43,7 @@ def gold_attribution(trace: Trace) -> Label | None:
 
 
 def _agents(trace: Trace) -> list[str]:
-    return sorted({e.actor for e in trace.events if e.actor and e.actor.lower() not in _NON_AGENTS})
+    return sorted({e.actor for e in trace.events if e.actor and is_agent_name(e.actor)})
 
 
 def score_attribution(
@@ -74,8 +77,9 @@ def score_attribution(
         rnd_step += 1 / steps if steps else 0.0
         for k in tolerances:
             lo, hi = max(0, gold.step - k), min(steps - 1, gold.step + k)
-            rnd_within[k] += (hi - lo + 1) / steps if steps else 0.0
-        counts = Counter(e.actor for e in t.events if e.actor and e.actor.lower() not in _NON_AGENTS)
+            # a gold step outside the trace (a labelling error) leaves no step within reach: 0, never negative
+            rnd_within[k] += max(0, hi - lo + 1) / steps if steps else 0.0
+        counts = Counter(e.actor for e in t.events if e.actor and is_agent_name(e.actor))
         if counts:
             top = max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
             active_hits += int(top == gold.agent)

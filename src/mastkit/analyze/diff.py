@@ -4,7 +4,8 @@ For each mode: prevalence in each run (present / judged; ``unknown`` verdicts ar
 counted), the difference with Wilson intervals, and an exact test. When the two runs judged the
 same traces (same trace ids, e.g. two annotators, or a re-run after a prompt change), the test is
 McNemar's exact test on the discordant pairs (paired); otherwise Fisher's exact test on the 2x2
-table of present/absent counts (unpaired). A mode *rose* or *fell* when p < alpha.
+table of present/absent counts (unpaired). A mode *rose* or *fell* when p < alpha; the direction
+is that of the test's evidence (more gained than lost traces when paired, p_b > p_a otherwise).
 
 Categories (MAST's FC1-FC3, or a custom taxonomy's) get the same treatment one level up: a trace
 has a category when any of its modes is present, is judged on it when any of its modes is
@@ -63,9 +64,12 @@ class CategoryDiff(BaseModel):
     """Traces of A with at least one mode of the category judged present or absent."""
     a_flags: int
     """Present verdicts of the category's modes in A (a trace counts once per mode)."""
+    a_unknown: int = 0
+    """Traces of A with every mode of the category unknown."""
     b_present: int
     b_judged: int
     b_flags: int
+    b_unknown: int = 0
     p_a: float | None
     p_b: float | None
     ci_a: tuple[float, float] | None
@@ -139,7 +143,7 @@ def _mode_value(code: str) -> Callable[[dict[str, str]], str]:
 
 def _category_value(codes: list[str]) -> Callable[[dict[str, str]], str]:
     def value(vec: dict[str, str]) -> str:
-        got = [vec.get(c, "unknown") for c in codes]
+        got = [vec.get(c) for c in codes]
         if "present" in got:
             return "present"
         return "absent" if "absent" in got else "unknown"
@@ -178,7 +182,10 @@ def _compare(
         test, p = "fisher", fisher_exact(ap, aj - ap, bp, bj - bp)
     direction: Direction = "n/a"
     if p is not None and pa is not None and pb is not None:
-        direction = "unchanged" if p >= alpha else ("rose" if pb > pa else "fell")
+        # The direction follows the evidence the test used: the paired changes for McNemar
+        # (which can disagree with the all-trace prevalences when some traces are in one run only).
+        up = gained > lost if test == "mcnemar" else pb > pa
+        direction = "unchanged" if p >= alpha else ("rose" if up else "fell")
     return {
         "a_present": ap, "a_judged": aj, "a_unknown": len(va) - aj,
         "b_present": bp, "b_judged": bj, "b_unknown": len(vb) - bj,
@@ -246,7 +253,7 @@ def diff_annotations(
                     "codes": members,
                     "a_flags": sum(1 for v in a.values() for c in members if v.get(c) == "present"),
                     "b_flags": sum(1 for v in b.values() for c in members if v.get(c) == "present"),
-                    **{k: x for k, x in stats.items() if k not in ("a_unknown", "b_unknown")},
+                    **stats,
                 }
             )
         )

@@ -9,11 +9,13 @@ Rates carry bootstrap (or Wilson) confidence intervals.
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
+
+import numpy as np
 
 from mastkit.annotate.model import Annotation
 
@@ -37,6 +39,11 @@ class Row:
     """framework, model, benchmark, source_format, ..."""
     first_seq: dict[str, int] = field(default_factory=dict)
     """First evidence event per present mode (for ordering)."""
+
+
+def _group(row: Row, by: str | None) -> str:
+    """The group a row falls in: its ``by`` metadata value ("unknown" when absent), or "all"."""
+    return str(row.meta.get(by, "unknown")) if by else "all"
 
 
 def rows(annotations: Iterable[Annotation], meta: Mapping[str, Mapping[str, Any]] | None = None) -> list[Row]:
@@ -63,23 +70,38 @@ def rows(annotations: Iterable[Annotation], meta: Mapping[str, Mapping[str, Any]
     return out
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
-    """Wilson score interval for a proportion k/n."""
+_Z95 = NormalDist().inv_cdf(0.975)
+"""The two-sided 95% normal quantile (1.959964...)."""
+
+
+def wilson(k: int, n: int, z: float = _Z95) -> tuple[float, float] | None:
+    """Wilson score interval for a proportion k/n (95% by default); None when n = 0.
+
+    The ends are exact at the boundaries: 0/n gives a lower bound of 0 and n/n an upper bound of 1.
+    """
     if n == 0:
         return None
+    if not 0 <= k <= n:
+        raise ValueError(f"wilson needs 0 <= k <= n, got k={k}, n={n}")
     p = k / n
     d = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / d
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    return (0.0 if k == 0 else centre - half, 1.0 if k == n else centre + half)
 
 
 def _bootstrap_mean(values: Sequence[float], n_boot: int = 1000, seed: int = 0) -> tuple[float, float] | None:
-    if not values:
+    """95% percentile bootstrap interval of the mean of ``values`` (each value is one trace).
+
+    None with fewer than two values: one value cannot be resampled into an interval.
+    """
+    if len(values) < 2:
         return None
-    rnd = random.Random(seed)
-    means = sorted(sum(rnd.choice(values) for _ in values) / len(values) for _ in range(n_boot))
-    return (means[int(0.025 * (n_boot - 1))], means[int(0.975 * (n_boot - 1))])
+    rng = np.random.default_rng(seed)
+    data = np.asarray(values)
+    means = data[rng.integers(len(data), size=(n_boot, len(data)))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return (float(lo), float(hi))
 
 
 def failure_profile(
@@ -92,7 +114,7 @@ def failure_profile(
     """Per mode (and group): traces judged, present, prevalence (with 95% CI) and share of all flags."""
     groups: dict[str, list[Row]] = defaultdict(list)
     for r in data:
-        groups[str(r.meta.get(by, "unknown")) if by else "all"].append(r)
+        groups[_group(r, by)].append(r)
     table = []
     for group, members in sorted(groups.items()):
         flags = sum(len(r.present & set(codes)) for r in members)
@@ -121,7 +143,7 @@ def category_profile(
     """Per category: traces with at least one mode of it, and its share of all flags."""
     groups: dict[str, list[Row]] = defaultdict(list)
     for r in data:
-        groups[str(r.meta.get(by, "unknown")) if by else "all"].append(r)
+        groups[_group(r, by)].append(r)
     out = []
     cats = sorted(set(categories.values()))
     for group, members in sorted(groups.items()):
@@ -135,7 +157,7 @@ def category_profile(
                     "category": cat,
                     "traces": len(members),
                     "with_category": k,
-                    "prevalence": k / len(members) if members else None,
+                    "prevalence": k / len(members),
                     "ci": wilson(k, len(members)),
                     "share": flags[cat] / total if total else None,
                 }
@@ -148,7 +170,7 @@ def modes_per_failed_trace(data: Sequence[Row], *, by: str | None = None) -> lis
     groups: dict[str, list[Row]] = defaultdict(list)
     for r in data:
         if r.success is False:
-            groups[str(r.meta.get(by, "unknown")) if by else "all"].append(r)
+            groups[_group(r, by)].append(r)
     out = []
     for group, members in sorted(groups.items()):
         n_modes = [len(r.present) for r in members]
@@ -158,7 +180,7 @@ def modes_per_failed_trace(data: Sequence[Row], *, by: str | None = None) -> lis
             {
                 "group": group,
                 "failed_traces": len(members),
-                "mean_modes": sum(n_modes) / len(n_modes) if n_modes else None,
+                "mean_modes": sum(n_modes) / len(n_modes),
                 "ci": _bootstrap_mean([float(n) for n in n_modes]),
                 "histogram": dict(sorted(Counter(n_modes).items())),
                 "none": sum(1 for n in n_modes if n == 0),
@@ -170,16 +192,21 @@ def modes_per_failed_trace(data: Sequence[Row], *, by: str | None = None) -> lis
 
 
 def fisher_exact(a: int, b: int, c: int, d: int) -> float:
-    """Two-sided Fisher exact test p-value for the 2x2 table [[a, b], [c, d]]."""
+    """Two-sided Fisher exact test p-value for the 2x2 table [[a, b], [c, d]].
+
+    The p-value sums the probabilities of every table with the same margins that is no more
+    likely than the observed one. Probabilities share the denominator C(n, a + b), so the tables
+    are compared and summed as exact integers: there is no rounding tolerance, and a table as
+    likely as the observed one (p = 1 for equal proportions) gives exactly 1.0."""
     n = a + b + c + d
     row1, col1 = a + b, a + c
 
-    def prob(x: int) -> float:
-        return math.comb(col1, x) * math.comb(n - col1, row1 - x) / math.comb(n, row1)
+    def weight(x: int) -> int:
+        # Tables with x in a's cell; math.comb is 0 for the values of x the margins rule out.
+        return math.comb(col1, x) * math.comb(n - col1, row1 - x)
 
-    observed = prob(a)
-    lo, hi = max(0, row1 + col1 - n), min(row1, col1)
-    return min(1.0, sum(p for x in range(lo, hi + 1) if (p := prob(x)) <= observed * (1 + 1e-9)))
+    observed = weight(a)
+    return sum(w for x in range(min(row1, col1) + 1) if (w := weight(x)) <= observed) / math.comb(n, row1)
 
 
 def fatal_vs_benign(
@@ -202,11 +229,12 @@ def fatal_vs_benign(
         b, d = len(f_j) - a, len(s_j) - c
         pf = a / len(f_j) if f_j else None
         ps = c / len(s_j) if s_j else None
-        p = fisher_exact(a, b, c, d) if f_j and s_j else None
-        lift = (pf - ps) / ps if pf is not None and ps else None
+        p: float | None = None
         verdict = "n/a"
-        if p is not None and pf is not None and ps is not None:
+        if pf is not None and ps is not None:
+            p = fisher_exact(a, b, c, d)
             verdict = "fatal" if p < alpha and pf > ps else ("benign" if ps > 0 and p >= alpha else "neutral")
+        lift = (pf - ps) / ps if pf is not None and ps else None
         out.append(
             {
                 "code": code,
@@ -257,10 +285,9 @@ def cascade_chains(data: Sequence[Row], *, min_count: int = 1) -> list[dict[str,
                     pairs[(a, b)] += 1
     out = []
     for (a, b), n in pairs.most_common():
-        if n < min_count:
-            continue
-        rev = pairs.get((b, a), 0)
-        out.append({"before": a, "after": b, "traces": n, "reverse": rev, "direction": n / (n + rev)})
+        if n >= min_count:
+            rev = pairs.get((b, a), 0)
+            out.append({"before": a, "after": b, "traces": n, "reverse": rev, "direction": n / (n + rev)})
     return out
 
 
@@ -268,7 +295,7 @@ def overlap(data: Sequence[Row], *, by: str) -> list[dict[str, Any]]:
     """Jaccard overlap of the sets of modes seen in each pair of groups (benchmarks, domains, ...)."""
     seen: dict[str, set[str]] = defaultdict(set)
     for r in data:
-        seen[str(r.meta.get(by, "unknown"))] |= r.present
+        seen[_group(r, by)] |= r.present
     groups = sorted(seen)
     out = []
     for i, a in enumerate(groups):
