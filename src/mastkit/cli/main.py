@@ -5,7 +5,19 @@ from __future__ import annotations
 import typer
 
 from mastkit import __version__
-from mastkit.cli import annotate, attribute, demo, diff, doctor, eval, export, report, traces
+from mastkit.cli import (
+    annotate,
+    attribute,
+    demo,
+    diff,
+    doctor,
+    eval,
+    experiment,
+    export,
+    feedback,
+    report,
+    traces,
+)
 from mastkit.cli._settings import load_settings
 
 app = typer.Typer(
@@ -24,6 +36,8 @@ app.command("report")(report.report_cmd)
 app.command("diff")(diff.diff_cmd)
 app.command("doctor")(doctor.doctor_cmd)
 app.add_typer(export.app, name="export")
+app.command("feedback")(feedback.feedback_cmd)
+app.command("experiment")(experiment.experiment_cmd)
 
 
 def _version(value: bool) -> None:
