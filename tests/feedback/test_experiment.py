@@ -100,3 +100,27 @@ def test_bad_tasks_and_arms(tmp_path: Path) -> None:
         load_tasks(bad)
     with pytest.raises(ExperimentError, match="unknown arm"):
         run_experiment(CMD, load_tasks(_tasks(tmp_path)), out=tmp_path / "o", arms=["mast-c"])
+
+
+def test_summarize_by_hand() -> None:
+    from mastkit.feedback.experiment import RunRecord
+
+    outcomes = {  # (task, rep): (baseline, arm)
+        ("t1", 0): (True, False),
+        ("t1", 1): (False, True),
+        ("t2", 0): (True, True),
+        ("t2", 1): (False, True),
+        ("t3", 0): (False, True),
+        ("t3", 1): (False, False),
+    }
+    recs = [
+        RunRecord(task_id=t, arm=arm, rep=r, passed=p[i], outcome_from="exit_code")
+        for (t, r), p in outcomes.items()
+        for i, arm in enumerate(("baseline", "mast-a"))
+    ]
+    (test,) = summarize(recs).tests
+    # discordant: 3 for the arm, 1 for the baseline: p = 2 * (C(4,0) + C(4,1)) / 2^4 = 0.625
+    assert (test.arm_only, test.baseline_only, test.p_mcnemar) == (3, 1, 0.625)
+    # per task: t1 tied (1 vs 1), t2 better (2 vs 1), t3 better (1 vs 0)
+    assert (test.tasks_better, test.tasks_worse, test.p_sign) == (2, 0, 0.5)
+    assert test.diff == pytest.approx(2 / 6)
