@@ -7,10 +7,10 @@ import shlex
 import sys
 from pathlib import Path
 
+from tests.annotate._judgekit import EXAMPLES
 from typer.testing import CliRunner
 
 from mastkit.cli.main import app
-from tests.annotate._judgekit import EXAMPLES
 
 RUNNER = CliRunner()
 TRACE = str(EXAMPLES / "04_taubench_retail_gives_up.json")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.annotate._judgekit import FAST_RETRY, make_judge, reply_json, simple_trace, user_text
 
 from mastkit.annotate.model import Annotation, AnnotatorConfig, Evidence, ModeVerdict
 from mastkit.feedback import ahandle_tool_call, make_reflector
@@ -14,7 +15,6 @@ from mastkit.feedback.llm_reflect import ReflectionReplyError
 from mastkit.store import Store
 from mastkit.taxonomy import load_taxonomy
 from mastkit.testing import FakeLLMServer
-from tests.annotate._judgekit import FAST_RETRY, make_judge, reply_json, simple_trace, user_text
 
 TAX = load_taxonomy("mast")
 SECRET = "sk-proj-Zx9aQ7bN3kLm5PqR8sTu2VwXy4Az6BcD"
@@ -105,9 +105,12 @@ def test_llm_reflection_repairs_once_then_fails(tmp_path: Path) -> None:
         r = asyncio.run(_reflector(srv, store).reflect(trace, _vector(trace.trace_id)))
         assert srv.request_count == 2 and r.items[0].code == "FM-3.2"
         assert srv.chat_requests[1].json["messages"][-1]["content"].startswith("Your reply could not be used")
-    with FakeLLMServer(["nope", '{"analysis": 1}']) as srv, Store(tmp_path / "m2.db") as store:
-        with pytest.raises(ReflectionReplyError):
-            asyncio.run(_reflector(srv, store).reflect(trace, _vector(trace.trace_id)))
+    with (
+        FakeLLMServer(["nope", '{"analysis": 1}']) as srv,
+        Store(tmp_path / "m2.db") as store,
+        pytest.raises(ReflectionReplyError),
+    ):
+        asyncio.run(_reflector(srv, store).reflect(trace, _vector(trace.trace_id)))
 
 
 def test_no_request_without_a_present_mode(tmp_path: Path) -> None:

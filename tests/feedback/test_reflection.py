@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.annotate._judgekit import EXAMPLES
+
 from mastkit.annotate.model import Annotation, AnnotatorConfig, Evidence, ModeVerdict
 from mastkit.attribute.model import Attribution
 from mastkit.feedback import reflect, reflection_for
@@ -12,7 +14,6 @@ from mastkit.providers import estimate_tokens
 from mastkit.store import Store
 from mastkit.taxonomy import load_taxonomy
 from mastkit.traces.load import load_traces
-from tests.annotate._judgekit import EXAMPLES
 
 TAX = load_taxonomy("mast")
 

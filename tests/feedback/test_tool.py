@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.annotate._judgekit import EXAMPLES
+
 from mastkit.feedback import TOOL_NAME, handle_tool_call, prompt_block, tool_schema
 from mastkit.feedback.tool import as_trace
 from mastkit.providers import estimate_tokens
 from mastkit.taxonomy import load_taxonomy
 from mastkit.traces.load import load_traces
-from tests.annotate._judgekit import EXAMPLES
 
 
 def _repeating_messages(times: int = 4) -> list[dict[str, Any]]:
