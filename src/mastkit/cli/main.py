@@ -36,6 +36,10 @@ COMMANDS: dict[str, Verb] = {
     "diff": Verb("diff", "diff_cmd", "Compare two runs: modes that appeared, disappeared or changed."),
     "doctor": Verb("doctor", "doctor_cmd", "Check configuration, provider, prices, database and extras."),
     "export": Verb("export", "app", "Send annotations to OTLP/HTTP backends or Langfuse."),
+    "feedback": Verb(
+        "feedback", "feedback_cmd", "Feedback for the next attempt: pattern A (a tool) or B (a reflection)."
+    ),
+    "experiment": Verb("experiment", "experiment_cmd", "Run an agent per task and arm; compare pass rates."),
 }
 
 
