@@ -317,12 +317,17 @@ def test_install_updates_our_entry_in_place_and_uninstall_removes_only_ours() ->
     assert remove_hooks(merge_hooks({})) == {}
 
 
-def test_install_refuses_a_broken_settings_file(tmp_path: Path) -> None:
+def test_install_refuses_a_broken_settings_file_or_spec(tmp_path: Path) -> None:
     settings = tmp_path / "settings.json"
     settings.write_text("{broken")
     res = run_cli("install", "", "--settings", str(settings))
     assert res.returncode == 2 and "not valid JSON" in res.stderr
     assert settings.read_text() == "{broken"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("guards:\n  loop: {block_at: 1}\n")
+    res = run_cli("install", "", "--settings", str(tmp_path / "new.json"), "--spec", str(bad))
+    assert res.returncode == 2 and "block_at" in res.stderr
+    assert not (tmp_path / "new.json").exists()
 
 
 def test_hook_verb_through_the_full_command_line(tmp_path: Path) -> None:
@@ -337,4 +342,23 @@ def test_hook_verb_through_the_full_command_line(tmp_path: Path) -> None:
     assert (
         json.loads((tmp_path / "s.json").read_text())["hooks"]["Stop"][0]["hooks"][0]["command"]
         == "mastkit hook stop"
+    )
+
+
+def test_parallel_calls_of_one_session_lose_no_events(tmp_path: Path) -> None:
+    """Claude Code runs hooks of parallel tool calls at once: the session lock serialises them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mastkit.integrations.claude_code.session import SessionStore
+
+    def one(i: int) -> None:
+        data = payload("pre_tool_use_bash", tool_use_id=f"p{i}", tool_input={"command": f"echo {i}"})
+        assert call("pre-tool-use", data, tmp_path).exit_code == 0
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(one, range(24)))
+    record = SessionStore(tmp_path).load("sess-1")
+    assert record is not None
+    assert sorted(e.tool_call.call_id for e in record.events if e.tool_call) == sorted(
+        f"p{i}" for i in range(24)
     )

@@ -94,9 +94,14 @@ def _install(args: argparse.Namespace) -> int:
             if unknown:
                 print(f"mastkit hook install: unknown hook verb(s): {', '.join(unknown)}", file=sys.stderr)
                 return 2
-            if args.spec and not Path(args.spec).is_file():
-                print(f"mastkit hook install: no spec file {args.spec}", file=sys.stderr)
-                return 2
+            if args.spec:
+                from mastkit.guard.spec import GuardSpecError, load_spec
+
+                try:
+                    load_spec(args.spec)
+                except (GuardSpecError, OSError) as exc:
+                    print(f"mastkit hook install: {exc}", file=sys.stderr)
+                    return 2
             changed, settings = install_hooks(
                 path, events=events, command=args.command, spec=args.spec, timeout=args.timeout,
                 dry_run=args.dry_run,
