@@ -84,9 +84,7 @@ def test_imports_go_down_the_layers(path: Path) -> None:
         if pkg == "guard":
             ok = target in GUARD_MAY_IMPORT
         else:
-            ok = (LAYERS.get(target, 99) <= LAYERS[pkg] and target != "guard") or (
-                target == "guard" and pkg == "cli"
-            )
+            ok = LAYERS.get(target, 99) <= LAYERS[pkg]
         if not ok:
             bad.append(f"line {line}: mastkit.{pkg} imports mastkit.{target}")
     assert not bad, bad

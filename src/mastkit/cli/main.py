@@ -75,6 +75,18 @@ app = typer.Typer(
 )
 
 
+@app.command(
+    "hook",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+def hook_cmd(ctx: typer.Context) -> None:
+    """Claude Code hooks backed by mastkit.guard (pre-tool-use, post-tool-use, stop, install, ...)."""
+    from mastkit.integrations.claude_code.cli import main as hook_main
+
+    raise typer.Exit(hook_main(ctx.args))
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"mastkit {__version__}")
