@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -348,3 +349,44 @@ def test_a_harness_verdict_below_the_record_is_the_outcome(
     t = _one(_write(tmp_path, "run.json", rec))
     assert t.benchmark == "taubench"
     assert t.outcome is not None and (t.outcome.success, t.outcome.score) == (success, score)
+
+
+def test_magentic_one_agent_name_roles() -> None:
+    path = FIXTURES / "magentic_one_history.json"
+    assert get_importer("chat_messages").sniff(Source(path)) > 0
+    [t] = load_traces(path)
+    assert t.source_format == "chat_messages"
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    assert len(t.events) == 11
+    assert t.kind_counts() == {"message": 6, "reasoning": 3, "plan": 2}
+    assert [a.name for a in t.agents] == ["Orchestrator", "WebSurfer", "Assistant"]
+    assert [(e.kind, e.actor, e.role) for e in t.events[:4]] == [
+        ("message", "user", "user"),
+        ("plan", "Orchestrator", "assistant"),
+        ("reasoning", "Orchestrator", "assistant"),
+        ("message", "Orchestrator", "assistant"),
+    ]
+    assert t.events[3].recipients == ["WebSurfer"] and t.events[8].recipients == ["Assistant"]
+    assert [e.content for e in t.events if e.kind == "plan"][1].startswith("New plan:")
+    assert (t.events[5].actor, t.events[5].kind) == ("WebSurfer", "message")
+    assert (t.events[10].subtype, t.events[10].actor) == ("termination condition", "Orchestrator")
+    assert t.events[1].raw == {"role": "Orchestrator (thought)", "content": t.events[1].content}
+
+
+def test_agent_name_roles_broken_message_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "history.json"
+    msgs = [
+        {"role": "Orchestrator (thought)", "content": "Next speaker WebSurfer"},
+        {"role": "WebSurfer", "text": "I clicked the link."},
+    ]
+    path.write_text(json.dumps(msgs))
+    with pytest.raises(TraceLoadError) as err:
+        list(load_traces(path))
+    assert "item 1 (role 'WebSurfer') has no 'content'" in str(err.value)
+
+
+def test_plain_named_roles_without_chat_role_are_not_claimed(tmp_path: Path) -> None:
+    # agent-name roles alone, without a chat role or a Magentic-One suffix, are too weak a sign
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps([{"role": "admin", "content": "x"}, {"role": "editor", "content": "y"}]))
+    assert get_importer("chat_messages").sniff(Source(path)) < 0.45

@@ -30,6 +30,7 @@ from mastkit.traces._build import (
     usage_from,
     validation_reason,
 )
+from mastkit.traces.importers.who_and_when import split_role
 from mastkit.traces.model import Outcome, SourceRef, Termination, ToolCall, ToolResult, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -59,6 +60,11 @@ _ROLE_MAP = {
 }  # fmt: skip
 
 
+# How Magentic-One's orchestrator opens a thought that is a plan (its other thoughts: the progress
+# ledger, "Next speaker X", "Stalled.... Replanning...")
+_PLAN_OPENINGS = ("initial plan", "new plan", "updated plan", "plan:")
+
+
 def _str(value: Any) -> str | None:
     return None if value is None else str(value)
 
@@ -75,6 +81,26 @@ def _item_type(m: dict[str, Any]) -> str | None:
     """The type of a role-less Responses API item (``type`` may be anything: checked as a string)."""
     itype = m.get("type")
     return itype if isinstance(itype, str) and itype in _ITEM_TYPES and "role" not in m else None
+
+
+def _is_agent_message(m: Any) -> bool:
+    """A ``{role, content}`` message whose role is an agent's name rather than a chat role
+    (Magentic-One: ``WebSurfer``, ``Orchestrator (thought)``, ``Orchestrator (-> WebSurfer)``)."""
+    if not isinstance(m, dict) or "content" not in m or "from" in m:
+        return False
+    role = m.get("role")
+    return isinstance(role, str) and 0 < len(role.strip()) <= 200 and "\n" not in role
+
+
+def _named_roles(msgs: list[Any]) -> bool:
+    """The first messages of ``msgs`` are messages whose roles are chat roles or agent names, and at
+    least one of them is a chat role or carries a Magentic-One suffix (``(thought)``, ``(-> X)``)."""
+    head = msgs[:20]
+    return (
+        bool(head)
+        and all(_is_message(m) or _is_agent_message(m) for m in head)
+        and any(_is_message(m) or split_role(str(m.get("role")))[1:] != (None, None) for m in head)
+    )
 
 
 def _is_message(m: Any) -> bool:
@@ -113,10 +139,24 @@ def _simulations(rec: Any) -> list[Any] | None:
     return sims if sims and isinstance(sims[0], dict) and _message_list(sims[0]) is not None else None
 
 
+def _why_not_messages(msgs: list[Any]) -> str:
+    """Which of the first messages of a list is not one, and what it lacks."""
+    for i, m in enumerate(msgs[:20]):
+        if _is_message(m) or _is_agent_message(m):
+            continue
+        if not isinstance(m, dict):
+            return f"item {i} is a JSON {type(m).__name__}, not a message object"
+        role = m.get("role", m.get("from"))
+        if not isinstance(role, str) or not role.strip():
+            return f"item {i} has no 'role' (keys: {', '.join(list(m)[:6])})"
+        return f"item {i} (role {role[:40]!r}) has no 'content'"
+    return "no message has a known role (system, user, assistant, tool, ...) or an agent-name role suffix"
+
+
 def _message_list(rec: Any) -> tuple[list[Any], str] | None:
     """The message list inside a record, and the key it was under ('' for a bare list)."""
     if isinstance(rec, list):
-        return (rec, "") if rec and all(_is_message(m) for m in rec[:20]) else None
+        return (rec, "") if rec and (all(_is_message(m) for m in rec[:20]) or _named_roles(rec)) else None
     if isinstance(rec, dict):
         for key in _LIST_KEYS:
             val = rec.get(key)
@@ -149,6 +189,11 @@ class ChatMessagesImporter(Importer):
         rec = src.first_record
         if src.json_shape == "array" and _is_message(rec):
             return 0.5  # a bare list of messages: the first record is a message
+        if src.json_shape == "array" and _is_agent_message(rec):
+            if _message_list(src.json) is not None:
+                return 0.45  # a bare list of messages whose roles are agent names (Magentic-One)
+            if split_role(str(rec["role"]))[1:] != (None, None):
+                return 0.2  # starts like one but a message is broken: claimed weakly, to say which
         if _message_list(rec) is not None:
             return 0.5
         if _simulations(rec) is not None:
@@ -183,6 +228,8 @@ class ChatMessagesImporter(Importer):
             return
         if (found := _message_list(doc)) is not None:
             yield self._trace(src, doc, found, index=None)
+        elif isinstance(doc, list) and doc and _is_agent_message(doc[0]) and _conversation(doc[0]) is None:
+            raise FormatError(f"not a list of chat messages: {_why_not_messages(doc)}")
         elif isinstance(doc, list):
             for i, rec in enumerate(doc):
                 yield from self._records(src, rec, index=i)
@@ -229,17 +276,24 @@ class ChatMessagesImporter(Importer):
             tid = f"tau-{meta.get('task_id')}-trial{meta.get('trial', 0)}"
         b = TraceBuilder(self.name, src.path, trace_id=tid, index=index)
         base_pointer = f"{pointer}/{key}" if key else pointer
+        # Magentic-One names agents in the role ("Orchestrator (thought)"); there "Assistant" is an agent
+        named = any(
+            _is_agent_message(m) and split_role(str(m["role"]))[1:] != (None, None) for m in messages[:50]
+        )
         for i, m in enumerate(messages):
-            self._message(b, m, source_ref(line=line, pointer=f"{base_pointer}/{i}"))
+            self._message(b, m, source_ref(line=line, pointer=f"{base_pointer}/{i}"), named=named)
         return b.build(**self._trace_fields(meta, key, tau2))
 
-    def _message(self, b: TraceBuilder, m: Any, ref: SourceRef) -> None:
+    def _message(self, b: TraceBuilder, m: Any, ref: SourceRef, *, named: bool = False) -> None:
+        """The events of one message; ``named``: roles that are not lower-case chat roles name agents."""
         if not isinstance(m, dict):
             b.add("message", content=dumps_text(m), source=ref, raw=m, extra={"unrecognised": True})
             return
         native_role = str(m["role"] if "role" in m else m.get("from", "")).lower()
         if not native_role and (itype := _item_type(m)) is not None:
             events = self._item(m, itype)  # a Responses API item without a role
+        elif _is_agent_message(m) and (native_role not in _ROLES or (named and m["role"] != native_role)):
+            events = self._agent_events(m, str(m["role"]))
         else:
             role = _ROLE_MAP.get(native_role, native_role)
             if role not in ("system", "user", "assistant", "tool"):
@@ -341,6 +395,28 @@ class ChatMessagesImporter(Importer):
             call_role = "user" if role == "user" else "assistant"
             out.append(("tool_call", {"actor": actor, "role": call_role, "tool_call": tool_call}))
         return out
+
+    @staticmethod
+    def _agent_events(m: dict[str, Any], native: str) -> list[tuple[str, dict[str, Any]]]:
+        """A message whose role names an agent (Magentic-One): the agent is the actor. ``X (thought)``
+        is X's reasoning, or its plan when the text is one (``Initial plan:``, ``New plan:``, ...);
+        ``X (-> Y)`` is X's message to Y; another suffix is kept as the message's subtype."""
+        agent, sub, target = split_role(native.strip())
+        human = agent.lower() in ("human", "user")
+        fields: dict[str, Any] = {
+            "actor": "user" if human else agent,
+            "role": "user" if human else "assistant",
+            "content": content_text(m.get("content")),
+        }
+        if sub is not None and sub.lower() == "thought":
+            text = (fields["content"] or "").lstrip().lower()
+            kind = "plan" if text.startswith(_PLAN_OPENINGS) else "reasoning"
+            return [(kind, fields)]
+        if target:
+            fields["recipients"] = [target]
+        elif sub:
+            fields["subtype"] = sub
+        return [("message", fields)]
 
     @staticmethod
     def _item(m: dict[str, Any], itype: str) -> list[tuple[str, dict[str, Any]]]:
