@@ -9,7 +9,9 @@ Shapes read:
 * flat span lists some tools write: spans with ``trace_id``/``span_id`` (or the Python SDK
   ``ConsoleSpanExporter`` layout ``{name, context: {trace_id, span_id}, parent_id, start_time,
   status: {status_code}, attributes: {...}, events, resource}``, or Phoenix-style
-  ``context.span_id`` / ``span_kind`` / nested ``attributes``), as a list, JSONL or ``{spans: [...]}``.
+  ``context.span_id`` / ``span_kind`` / nested ``attributes``), as a list, JSONL or ``{spans: [...]}``,
+  or as the console exporter prints them: indented span objects one after another
+  (:attr:`Source.json_values`).
 
 Attribute values are OTLP ``AnyValue`` objects (``stringValue``, ``intValue`` as text,
 ``doubleValue``, ``boolValue``, ``arrayValue``, ``kvlistValue``, ``bytesValue``) or plain JSON;
@@ -44,7 +46,9 @@ from ``openinference.span.kind``, else the Vercel AI SDK ``ai.operationId``, els
   announced the call: matched by ``gen_ai.tool.call.id``/``tool_call.id``, else by tool name) and a
   ``tool_result`` at the span end (``is_error`` from the span status, duration).
 * AGENT / ``invoke_agent``: ``handoff`` with ``actor`` = the agent name (``agent.name``,
-  ``gen_ai.agent.name``, else the span name); nested spans inherit the actor. ``create_agent``:
+  ``gen_ai.agent.name``, else the span name); nested spans inherit the actor. Any span's
+  ``agent.name`` / ``gen_ai.agent.name`` / ``agent_name``, or the agent id in an autogen-core
+  ``process`` span's ``messaging.destination``, names its actor too. ``create_agent``:
   ``system`` event (subtype ``create_agent``) and an agent entry.
 * CHAIN, EVALUATOR, GUARDRAIL, EMBEDDING, ... and non-GenAI spans: ``system`` event with that
   subtype (kept so nothing is lost). An LLM span that wraps another LLM span counts as a chain.
@@ -60,6 +64,7 @@ and ``ai.telemetry.metadata.*`` to ``Trace.extra["ai_sdk"]``.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -352,6 +357,21 @@ class _Ctx(SpanContext[_Span]):
         extra.setdefault("status", span.status)
 
 
+# autogen-core's runtime names the agent that handles a message in ``messaging.destination``:
+# ``<agent type>.(<key>)-A`` (``-T`` for a topic); AgentChat team members' types end with
+# ``_<team id>`` (``WebSurfer_7f1e...``)
+_RUNTIME_AGENT = re.compile(r"^(?P<type>.+?)\.\((?P<key>[^()]*)\)-A$")
+_TEAM_SUFFIX = re.compile(r"_[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$")
+
+
+def _runtime_agent(destination: str | None) -> str | None:
+    """The agent name in an autogen-core ``messaging.destination`` that is an agent id, else None."""
+    m = _RUNTIME_AGENT.match(destination or "")
+    if m is None:
+        return None
+    return _TEAM_SUFFIX.sub("", m.group("type")) or None
+
+
 @register
 class OtlpImporter(Importer):
     name = "otlp"
@@ -365,6 +385,10 @@ class OtlpImporter(Importer):
 
     def sniff(self, src: Source) -> float:
         rec = src.first_object
+        if rec is None and src.json_shape == "object":
+            values = src.json_values  # pretty-printed spans one after another (ConsoleSpanExporter)
+            rec = values[0][2] if values else None
+            return 0.85 if isinstance(rec, dict) and _is_flat_span(rec) else 0.0
         if rec is None:
             return 0.0
         if any(k in rec for k in SPANS_KEYS):
@@ -396,8 +420,9 @@ class OtlpImporter(Importer):
         errors = 0
         shape = src.json_shape
         # a span of a record that cannot be read is reported (one error each) and the rest loads
-        if shape == "jsonl":
-            for line, offset, value in src.iter_jsonl():
+        stream = src.json_values if shape == "object" else None  # ConsoleSpanExporter output
+        if shape == "jsonl" or stream is not None:
+            for line, offset, value in src.iter_jsonl() if stream is None else stream:
                 if isinstance(value, FormatError):
                     errors += 1
                     yield TraceLoadError(src.path, value.reason, line=line, offset=offset)
@@ -688,6 +713,8 @@ class OtlpImporter(Importer):
     def _agent_name(self, span: _Span) -> str | None:
         a = span.attrs
         name = sval(a.get("agent.name")) or sval(a.get("gen_ai.agent.name")) or sval(a.get("agent_name"))
+        if name is None and sval(a.get("messaging.operation")) == "process":
+            name = _runtime_agent(sval(a.get("messaging.destination")))
         if name is None and span.native_kind in _VERCEL_OUTER:
             name = sval(a.get("ai.telemetry.functionId"))  # the caller's name for this generateText call
         if name is None and span.cls in ("agent", "create_agent"):
