@@ -390,3 +390,48 @@ def test_plain_named_roles_without_chat_role_are_not_claimed(tmp_path: Path) -> 
     path = tmp_path / "rows.json"
     path.write_text(json.dumps([{"role": "admin", "content": "x"}, {"role": "editor", "content": "y"}]))
     assert get_importer("chat_messages").sniff(Source(path)) < 0.45
+
+
+def test_autogen_agentchat_task_result() -> None:
+    path = FIXTURES / "agentchat_task_result.json"
+    assert get_importer("chat_messages").sniff(Source(path)) >= 0.5
+    [t] = load_traces(path)
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    assert t.framework == "autogen-agentchat" and t.task == "What is the weather in Paris?"
+    assert [(e.kind, e.actor) for e in t.events] == [
+        ("message", "user"), ("reasoning", "planner"), ("tool_call", "planner"), ("tool_result", "environment"),
+        ("message", "planner"), ("message", "writer"),
+    ]  # fmt: skip
+    assert [a.name for a in t.agents] == ["planner", "writer"]
+    [(call, result)] = list(t.tool_calls())
+    assert call.tool_call is not None and (call.tool_call.call_id, call.tool_call.arguments) == (
+        "call_1", {"city": "Paris"},
+    )  # fmt: skip
+    assert result is not None and result.tool_result is not None and result.tool_result.is_error is False
+    assert call.usage is not None and (call.usage.input_tokens, call.usage.output_tokens) == (40, 12)
+    assert t.total_usage().input_tokens == 71
+    assert t.events[4].subtype == "tool_call_summary"
+    assert t.events[0].started_at is not None and t.events[0].started_at.isoformat().startswith(
+        "2026-11-26T22:51:10"
+    )
+    assert t.termination is not None and (t.termination.reason, t.termination.by) == ("final_answer", "agent")
+    assert t.termination.native == "Text 'TERMINATE' mentioned"
+
+
+def test_autogen_agentchat_handoff_and_limit(tmp_path: Path) -> None:
+    msgs = [
+        {"source": "user", "content": "Book a table", "type": "TextMessage", "models_usage": None},
+        {"source": "router", "content": "Transferred to booker", "target": "booker", "type": "HandoffMessage"},
+        {"source": "booker", "content": ["booker", "router"], "type": "SelectSpeakerEvent"},
+        {"source": "booker", "content": [{"content": "no tables", "name": "book", "call_id": "c9", "is_error": True}],
+         "type": "ToolCallExecutionEvent"},
+    ]  # fmt: skip
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps({"messages": msgs, "stop_reason": "Maximum number of messages 4 reached"}))
+    [t] = load_traces(path)
+    assert [(e.kind, e.actor) for e in t.events] == [
+        ("message", "user"), ("handoff", "router"), ("system", "booker"), ("tool_result", "environment"),
+    ]  # fmt: skip
+    assert t.events[1].recipients == ["booker"] and t.events[2].subtype == "SelectSpeakerEvent"
+    assert t.events[3].tool_result is not None and t.events[3].tool_result.is_error is True
+    assert t.termination is not None and (t.termination.reason, t.termination.by) == ("max_steps", "limit")

@@ -83,6 +83,41 @@ def _item_type(m: dict[str, Any]) -> str | None:
     return itype if isinstance(itype, str) and itype in _ITEM_TYPES and "role" not in m else None
 
 
+# AutoGen AgentChat (0.4+) messages and events, as ``TaskResult.messages`` dumps them:
+# ``{id, source, models_usage, metadata, created_at, content, type}``
+_AGENTCHAT_TYPES = frozenset((
+    "TextMessage", "MultiModalMessage", "StopMessage", "HandoffMessage", "ToolCallSummaryMessage",
+    "StructuredMessage", "ToolCallRequestEvent", "ToolCallExecutionEvent", "ThoughtEvent",
+    "UserInputRequestedEvent", "MemoryQueryEvent", "ModelClientStreamingChunkEvent", "SelectSpeakerEvent",
+    "SelectorEvent", "CodeGenerationEvent", "CodeExecutionEvent",
+))  # fmt: skip
+
+
+def _is_agentchat(m: Any) -> bool:
+    """An AutoGen AgentChat message or event (``source`` names the agent, ``type`` the class)."""
+    return (
+        isinstance(m, dict)
+        and isinstance(m.get("source"), str)
+        and m.get("type") in _AGENTCHAT_TYPES
+        and "content" in m
+        and "role" not in m
+    )
+
+
+def _agentchat_termination(stop_reason: str) -> Termination:
+    """AgentChat's ``TaskResult.stop_reason`` (the termination condition's message) -> Termination."""
+    low = stop_reason.lower()
+    if "timeout" in low:
+        return Termination(reason="timeout", by="limit", native=stop_reason)
+    if "external" in low:
+        return Termination(reason="user", by="user", native=stop_reason)
+    if any(w in low for w in ("maximum", "maximal", "limit", "exceeded")):
+        return Termination(reason="max_steps", by="limit", native=stop_reason)
+    if any(w in low for w in ("mentioned", "stop message", "handoff", "was executed")):
+        return Termination(reason="final_answer", by="agent", native=stop_reason)
+    return Termination(reason="unknown", by="unknown", native=stop_reason)
+
+
 def _is_agent_message(m: Any) -> bool:
     """A ``{role, content}`` message whose role is an agent's name rather than a chat role
     (Magentic-One: ``WebSurfer``, ``Orchestrator (thought)``, ``Orchestrator (-> WebSurfer)``)."""
@@ -106,7 +141,7 @@ def _named_roles(msgs: list[Any]) -> bool:
 def _is_message(m: Any) -> bool:
     if not isinstance(m, dict):
         return False
-    if _item_type(m) is not None:
+    if _item_type(m) is not None or _is_agentchat(m):
         return True
     role = m.get("role", m.get("from"))
     return (
@@ -282,7 +317,13 @@ class ChatMessagesImporter(Importer):
         )
         for i, m in enumerate(messages):
             self._message(b, m, source_ref(line=line, pointer=f"{base_pointer}/{i}"), named=named)
-        return b.build(**self._trace_fields(meta, key, tau2))
+        fields = self._trace_fields(meta, key, tau2)
+        if any(_is_agentchat(m) for m in messages[:20]):  # an AutoGen AgentChat TaskResult / message list
+            fields.setdefault("framework", "autogen-agentchat")
+            first = next((m for m in messages if _is_agentchat(m) and m["source"] == "user"), None)
+            if "task" not in fields and first is not None and isinstance(first.get("content"), str):
+                fields["task"] = first["content"]
+        return b.build(**fields)
 
     def _message(self, b: TraceBuilder, m: Any, ref: SourceRef, *, named: bool = False) -> None:
         """The events of one message; ``named``: roles that are not lower-case chat roles name agents."""
@@ -292,6 +333,8 @@ class ChatMessagesImporter(Importer):
         native_role = str(m["role"] if "role" in m else m.get("from", "")).lower()
         if not native_role and (itype := _item_type(m)) is not None:
             events = self._item(m, itype)  # a Responses API item without a role
+        elif not native_role and _is_agentchat(m):
+            events = self._agentchat(m)
         elif _is_agent_message(m) and (native_role not in _ROLES or (named and m["role"] != native_role)):
             events = self._agent_events(m, str(m["role"]))
         else:
@@ -313,7 +356,8 @@ class ChatMessagesImporter(Importer):
             common["model"] = model
         if (ts := m.get("timestamp") or m.get("created_at")) and (started := parse_ts(ts)) is not None:
             common["started_at"] = started
-        usage = usage_from(m.get("usage")) if m.get("usage") else None
+        usage_src = m.get("usage") or m.get("models_usage")  # AgentChat: models_usage
+        usage = usage_from(usage_src) if usage_src else None
         last = len(events) - 1
         for i, (kind, fields) in enumerate(events):
             # The whole native message is kept once, on its first event; later events point to it.
@@ -395,6 +439,53 @@ class ChatMessagesImporter(Importer):
             call_role = "user" if role == "user" else "assistant"
             out.append(("tool_call", {"actor": actor, "role": call_role, "tool_call": tool_call}))
         return out
+
+    @staticmethod
+    def _agentchat(m: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """One AutoGen AgentChat message or event: ``source`` is the actor (``user`` the user)."""
+        source = str(m["source"])
+        user = source == "user"
+        who: dict[str, Any] = {"actor": source, "role": "user" if user else "assistant"}
+        mtype = str(m["type"])
+        body = m.get("content")
+        if mtype == "ToolCallRequestEvent":
+            out: list[tuple[str, dict[str, Any]]] = []
+            for c in body if isinstance(body, list) else []:
+                if isinstance(c, dict):
+                    args, raw_args = parse_arguments(c.get("arguments"))
+                    call = ToolCall(name=str(c.get("name") or "unknown"), call_id=_str(c.get("id")),
+                                    arguments=args, arguments_raw=raw_args)  # fmt: skip
+                    out.append(("tool_call", {**who, "tool_call": call}))
+            return out
+        if mtype == "ToolCallExecutionEvent":
+            out = []
+            for r in body if isinstance(body, list) else []:
+                if isinstance(r, dict):
+                    err = r.get("is_error")
+                    result = ToolResult(call_id=_str(r.get("call_id")), name=_str(r.get("name")),
+                                        output=content_text(r.get("content")),
+                                        is_error=err if isinstance(err, bool) else None)  # fmt: skip
+                    out.append(
+                        ("tool_result", {"actor": "environment", "role": "tool", "tool_result": result})
+                    )
+            return out
+        text = body if isinstance(body, str) else content_text(body) if isinstance(body, list) else None
+        if text is None and body is not None:
+            text = dumps_text(body)  # StructuredMessage content, SelectSpeakerEvent names, ...
+        if mtype == "ThoughtEvent":
+            return [("reasoning", {**who, "content": text})]
+        if mtype == "HandoffMessage":
+            target = m.get("target")
+            return [
+                (
+                    "handoff",
+                    {**who, "content": text, "recipients": [target] if isinstance(target, str) else None},
+                )
+            ]
+        if mtype.endswith("Message"):
+            subtype = {"StopMessage": "stop", "ToolCallSummaryMessage": "tool_call_summary"}.get(mtype)
+            return [("message", {**who, "content": text, "subtype": subtype})]
+        return [("system", {**who, "content": text, "subtype": mtype})]  # other events, kept
 
     @staticmethod
     def _agent_events(m: dict[str, Any], native: str) -> list[tuple[str, dict[str, Any]]]:
@@ -522,6 +613,8 @@ class ChatMessagesImporter(Importer):
             if isinstance(native, str):
                 reason, by = _TAU2_TERMINATION.get(native, ("unknown", "unknown"))
                 fields["termination"] = Termination(reason=reason, by=by, native=native)
+        if isinstance(meta.get("stop_reason"), str) and "termination" not in fields:
+            fields["termination"] = _agentchat_termination(meta["stop_reason"])  # AgentChat TaskResult
         final = meta.get("final_output", meta.get("final_answer", meta.get("answer")))
         if success is not None or score_f is not None or final is not None:
             fields["outcome"] = Outcome(
