@@ -1322,3 +1322,40 @@ def iter_load_items(path: Path) -> list[Trace | TraceLoadError]:
     from mastkit.traces import iter_load
 
     return list(iter_load(path))
+
+
+def test_js_sdk_readable_spans_hrtime_and_parent_context() -> None:
+    [t] = load_traces(FIX / "js_sdk_readable_spans.jsonl")
+    _roundtrip(t)
+    assert t.kind_counts() == {
+        "handoff": 1,
+        "message": 1,
+        "llm_call": 1,
+        "tool_call": 1,
+        "tool_result": 1,
+        "error": 1,
+    }
+    # parentSpanContext (2.x) and parentSpanId (1.x) both hang the spans below the agent span
+    assert {e.actor for e in t.events if e.kind in ("llm_call", "tool_call", "error")} == {"support"}
+    assert [a.name for a in t.agents] == ["support"]
+    assert t.started_at is not None and t.started_at.isoformat() == "2026-01-01T12:00:00+00:00"
+    assert t.ended_at is not None and t.ended_at.isoformat() == "2026-01-01T12:00:09.500000+00:00"
+    llm = next(e for e in t.events if e.kind == "llm_call")
+    assert llm.started_at is not None and llm.started_at.isoformat() == "2026-01-01T12:00:00.100000+00:00"
+    msg = next(e for e in t.events if e.kind == "message")
+    assert msg.content == "Where is my order?"
+    result = next(e for e in t.events if e.kind == "tool_result")
+    assert result.tool_result is not None and result.tool_result.is_error is True
+
+
+def test_flat_span_without_trace_id_says_which_id(tmp_path: Path) -> None:
+    ok = {"context": {"trace_id": "0x" + "1" * 32, "span_id": "0x" + "2" * 16}, "name": "a"}
+    bad = {"context": {"span_id": "0x" + "3" * 16, "trace_id": None}, "name": "b"}
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(ok) + "\n" + json.dumps(bad) + "\n")
+    errors = [i for i in iter_load_items(path) if isinstance(i, TraceLoadError)]
+    assert (
+        len(errors) == 1
+        and "has no trace id" in errors[0].reason
+        and "span id" not in errors[0].reason.split("(")[0]
+    )

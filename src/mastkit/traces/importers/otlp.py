@@ -275,13 +275,37 @@ def _is_batches(batches: Any) -> bool:
     )
 
 
+def _context(rec: dict[str, Any]) -> dict[str, Any]:
+    """A flat span's context: Python ``context`` ({trace_id, span_id}), or the JS SDK's span context
+    (``_spanContext`` / ``spanContext``: {traceId, spanId}) when a span object was JSON-stringified."""
+    for key in ("context", "_spanContext", "spanContext"):
+        val = rec.get(key)
+        if isinstance(val, dict):
+            return val
+    return {}
+
+
+def _hr_time(value: Any) -> Any:
+    """The JS SDK's ``HrTime`` (``[seconds, nanoseconds]``) as epoch seconds; other values unchanged."""
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return value[0] + value[1] / 1e9
+    return value
+
+
 def _is_flat_span(rec: Any) -> bool:
     if not isinstance(rec, dict) or "span_data" in rec:
         return False
-    ctx_val = rec.get("context")
-    ctx: dict[str, Any] = ctx_val if isinstance(ctx_val, dict) else {}
-    has_trace = any(k in rec for k in ("traceId", "trace_id", "context.trace_id")) or "trace_id" in ctx
-    has_span = any(k in rec for k in ("spanId", "span_id", "context.span_id")) or "span_id" in ctx
+    ctx = _context(rec)
+    has_trace = any(k in rec for k in ("traceId", "trace_id", "context.trace_id")) or bool(
+        {"trace_id", "traceId"} & set(ctx)
+    )
+    has_span = any(k in rec for k in ("spanId", "span_id", "context.span_id")) or bool(
+        {"span_id", "spanId"} & set(ctx)
+    )
     return has_trace and has_span and "name" in rec
 
 
@@ -632,13 +656,22 @@ class OtlpImporter(Importer):
     ) -> _Span:
         if not isinstance(sp, dict):
             raise FormatError(f"span at {pointer or '/'} is not an object")
-        ctx_val = sp.get("context")
-        ctx: dict[str, Any] = ctx_val if isinstance(ctx_val, dict) else {}
-        trace_id = hex_id(first(sp, "traceId", "trace_id", "context.trace_id") or ctx.get("trace_id"))
-        span_id = hex_id(first(sp, "spanId", "span_id", "context.span_id") or ctx.get("span_id"))
+        ctx = _context(sp)
+        trace_id = hex_id(
+            first(sp, "traceId", "trace_id", "context.trace_id") or first(ctx, "trace_id", "traceId")
+        )
+        span_id = hex_id(first(sp, "spanId", "span_id", "context.span_id") or first(ctx, "span_id", "spanId"))
         if trace_id is None or span_id is None:
-            raise FormatError(f"span at {pointer or '/'} has no traceId/spanId")
+            where = f"span at {pointer or '/'}"
+            if not ctx:  # an OTLP span
+                raise FormatError(f"{where} has no traceId/spanId")
+            # a flat span (console exporter, JS span object): say which id its context lacks
+            missing = " and ".join(n for n, v in (("trace id", trace_id), ("span id", span_id)) if v is None)
+            raise FormatError(f"{where} has no {missing} in its context")
         parent = hex_id(first(sp, "parentSpanId", "parent_span_id", "parent_id", "parentId"))
+        parent_ctx = sp.get("parentSpanContext")  # JS SDK 2.x
+        if parent is None and isinstance(parent_ctx, dict):
+            parent = hex_id(parent_ctx.get("spanId"))
         attrs = attributes(sp.get("attributes"))
         for k, v in sp.items():  # Phoenix dataframe exports: "attributes.llm.model_name" columns
             if k.startswith("attributes.") and v is not None:
@@ -650,7 +683,7 @@ class OtlpImporter(Importer):
         raw_events = sp.get("events")
         for ev in raw_events if isinstance(raw_events, list) else []:
             if isinstance(ev, dict):
-                ts = parse_ts(first(ev, "timeUnixNano", "time_unix_nano", "timestamp", "time"))
+                ts = parse_ts(_hr_time(first(ev, "timeUnixNano", "time_unix_nano", "timestamp", "time")))
                 events.append((str(ev.get("name") or ""), ts, attributes(ev.get("attributes"))))
         if not resource and isinstance(sp.get("resource"), dict):
             resource = attributes(sp["resource"].get("attributes"))
@@ -662,8 +695,10 @@ class OtlpImporter(Importer):
             parent_id=parent if parent != span_id else None,
             name=name if isinstance(name, str) else str(name or ""),
             kind=_span_kind(first(sp, "kind", "spanKind")),
-            start=parse_ts(first(sp, "startTimeUnixNano", "start_time_unix_nano", "start_time", "startTime")),
-            end=parse_ts(first(sp, "endTimeUnixNano", "end_time_unix_nano", "end_time", "endTime")),
+            start=parse_ts(
+                _hr_time(first(sp, "startTimeUnixNano", "start_time_unix_nano", "start_time", "startTime"))
+            ),
+            end=parse_ts(_hr_time(first(sp, "endTimeUnixNano", "end_time_unix_nano", "end_time", "endTime"))),
             status=status,
             status_message=message,
             attrs=attrs,
