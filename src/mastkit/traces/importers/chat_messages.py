@@ -65,6 +65,28 @@ _ROLE_MAP = {
 _PLAN_OPENINGS = ("initial plan", "new plan", "updated plan", "plan:")
 
 
+def agent_message_events(text: str | None, native: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(kind, fields)`` of a message whose role or source names an agent (Magentic-One): the agent
+    is the actor. ``X (thought)`` is X's reasoning, or its plan when the text is one (``Initial
+    plan:``, ``New plan:``, ...); ``X (-> Y)`` is X's message to Y; another suffix is kept as the
+    message's subtype. ``human`` / ``user`` is the user."""
+    agent, sub, target = split_role(native.strip())
+    human = agent.lower() in ("human", "user")
+    fields: dict[str, Any] = {
+        "actor": "user" if human else agent,
+        "role": "user" if human else "assistant",
+        "content": text,
+    }
+    if sub is not None and sub.lower() == "thought":
+        kind = "plan" if (text or "").lstrip().lower().startswith(_PLAN_OPENINGS) else "reasoning"
+        return [(kind, fields)]
+    if target:
+        fields["recipients"] = [target]
+    elif sub:
+        fields["subtype"] = sub
+    return [("message", fields)]
+
+
 def _str(value: Any) -> str | None:
     return None if value is None else str(value)
 
@@ -336,7 +358,7 @@ class ChatMessagesImporter(Importer):
         elif not native_role and _is_agentchat(m):
             events = self._agentchat(m)
         elif _is_agent_message(m) and (native_role not in _ROLES or (named and m["role"] != native_role)):
-            events = self._agent_events(m, str(m["role"]))
+            events = agent_message_events(content_text(m.get("content")), str(m["role"]))
         else:
             role = _ROLE_MAP.get(native_role, native_role)
             if role not in ("system", "user", "assistant", "tool"):
@@ -486,28 +508,6 @@ class ChatMessagesImporter(Importer):
             subtype = {"StopMessage": "stop", "ToolCallSummaryMessage": "tool_call_summary"}.get(mtype)
             return [("message", {**who, "content": text, "subtype": subtype})]
         return [("system", {**who, "content": text, "subtype": mtype})]  # other events, kept
-
-    @staticmethod
-    def _agent_events(m: dict[str, Any], native: str) -> list[tuple[str, dict[str, Any]]]:
-        """A message whose role names an agent (Magentic-One): the agent is the actor. ``X (thought)``
-        is X's reasoning, or its plan when the text is one (``Initial plan:``, ``New plan:``, ...);
-        ``X (-> Y)`` is X's message to Y; another suffix is kept as the message's subtype."""
-        agent, sub, target = split_role(native.strip())
-        human = agent.lower() in ("human", "user")
-        fields: dict[str, Any] = {
-            "actor": "user" if human else agent,
-            "role": "user" if human else "assistant",
-            "content": content_text(m.get("content")),
-        }
-        if sub is not None and sub.lower() == "thought":
-            text = (fields["content"] or "").lstrip().lower()
-            kind = "plan" if text.startswith(_PLAN_OPENINGS) else "reasoning"
-            return [(kind, fields)]
-        if target:
-            fields["recipients"] = [target]
-        elif sub:
-            fields["subtype"] = sub
-        return [("message", fields)]
 
     @staticmethod
     def _item(m: dict[str, Any], itype: str) -> list[tuple[str, dict[str, Any]]]:
