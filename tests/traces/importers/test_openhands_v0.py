@@ -595,3 +595,30 @@ def test_history_without_action_or_observation_says_so(tmp_path: Path) -> None:
     assert "neither an 'action' nor an 'observation'" in str(err.value) and "command, thought" in str(
         err.value
     )
+
+
+def test_trajectory_api_response_object(tmp_path: Path) -> None:
+    # GET /api/conversations/<id>/trajectory answers {"trajectory": [events]}; saved as it came
+    events = [
+        {"id": 0, "timestamp": "2025-03-01T11:00:00", "source": "user", "message": "Fix it", "action": "message",
+         "args": {"content": "Fix it"}},
+        {"id": 1, "timestamp": "2025-03-01T11:00:01", "source": "agent", "message": "ls", "action": "run",
+         "args": {"command": "ls", "thought": ""}},
+        {"id": 2, "timestamp": "2025-03-01T11:00:02", "source": "environment", "cause": 1, "observation": "run",
+         "content": "a.py", "extras": {"metadata": {"exit_code": 0}}, "message": "ran"},
+    ]  # fmt: skip
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps({"trajectory": events}))
+    assert get_importer("openhands_v0").sniff(Source(path)) == 0.85
+    [t] = load_traces(path)
+    assert [e.kind for e in t.events] == ["message", "tool_call", "tool_result"]
+    assert t.events[2].source is not None and t.events[2].source.pointer == "/trajectory/2"
+    assert t.task == "Fix it"
+
+
+def test_swe_agent_like_steps_are_not_flat_events(tmp_path: Path) -> None:
+    # SWE-agent history entries carry "action" with a "role": never OpenHands flat events
+    rec = {"history": [{"role": "assistant", "content": "x", "action": "ls", "thought": "t"}]}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(rec))
+    assert get_importer("openhands_v0").sniff(Source(path)) == 0.0

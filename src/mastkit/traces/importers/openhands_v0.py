@@ -110,7 +110,7 @@ def is_flat_event(e: Any) -> bool:
     return (
         isinstance(e, dict)
         and (isinstance(e.get("action"), str) or isinstance(e.get("observation"), str))
-        and not ({"source", "args", "extras"} & set(e))
+        and not ({"source", "args", "extras", "role"} & set(e))
     )
 
 
@@ -322,6 +322,9 @@ class OpenHandsV0Importer(Importer):
                 return 0.85
             if isinstance(hist, list) and hist and is_flat_event(hist[0]):
                 return 0.8  # the older flat events (openhands-resolver output.jsonl)
+            traj = rec.get("trajectory")
+            if isinstance(traj, list) and traj and is_v0_event(traj[0]):
+                return 0.85  # the server's /trajectory response saved as it came
         return 0.0
 
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
@@ -346,8 +349,13 @@ class OpenHandsV0Importer(Importer):
             yield self._trace(src, doc, None, line=None, index=None)
         elif isinstance(doc, dict) and isinstance(doc.get("history"), list):
             yield self._trace(src, doc["history"], doc, line=None, index=None)
+        elif isinstance(doc, dict) and isinstance(doc.get("trajectory"), list):
+            # GET /api/conversations/<id>/trajectory: {"trajectory": [events]}
+            yield self._trace(src, doc["trajectory"], None, line=None, index=None, base="/trajectory")
         else:
-            raise FormatError("not an OpenHands V0 trajectory: expected a list of events or {history: [...]}")
+            raise FormatError(
+                "not an OpenHands V0 trajectory: expected a list of events, {history: [...]} or {trajectory: [...]}"
+            )
 
     def _trace(
         self,
@@ -357,6 +365,7 @@ class OpenHandsV0Importer(Importer):
         *,
         line: int | None,
         index: int | None,
+        base: str | None = None,
     ) -> Trace:
         if events and not any(is_v0_event(e) or _is_pair(e) or is_flat_event(e) for e in events[:5]):
             raise FormatError(f"not an OpenHands V0 trajectory: {_why_not_events(events)}")
@@ -369,7 +378,8 @@ class OpenHandsV0Importer(Importer):
             else:
                 tid = _issue_id(envelope.get("issue"))
         b = TraceBuilder(self.name, src.path, trace_id=tid, index=index)
-        base = "/history" if envelope is not None else ""
+        if base is None:
+            base = "/history" if envelope is not None else ""
         state = self._map(
             b, ((source_ref(line=line, pointer=f"{base}{where}"), e) for where, e in _flatten(events))
         )
