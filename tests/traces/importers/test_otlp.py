@@ -1359,3 +1359,38 @@ def test_flat_span_without_trace_id_says_which_id(tmp_path: Path) -> None:
         and "has no trace id" in errors[0].reason
         and "span id" not in errors[0].reason.split("(")[0]
     )
+
+
+def test_go_stdouttrace_pretty_printed_stream() -> None:
+    path = FIX / "go_stdouttrace.txt"
+    assert OtlpImporter().sniff(Source(path)) == 0.85
+    [t] = load_traces(path)
+    _roundtrip(t)
+    assert t.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert [e.kind for e in t.events] == ["handoff", "llm_call", "tool_call", "tool_result", "error"]
+    assert {e.actor for e in t.events if e.kind != "tool_result"} == {"refunds"}  # Parent.SpanID links them
+    llm = t.events[1]
+    assert llm.model == "gpt-4o-mini" and llm.usage is not None and llm.usage.input_tokens == 210
+    assert llm.started_at is not None and llm.started_at.isoformat() == "2026-02-03T09:15:00.120000+00:00"
+    result = t.events[3]
+    assert result.tool_result is not None and result.tool_result.is_error is True
+    assert t.events[4].content == "refund window closed"
+    assert isinstance(t.events[0].raw, dict) and "SpanContext" in t.events[0].raw  # the Go span as printed
+    assert t.raw is not None and t.raw["resources"][0]["service.name"] == "go-support-agent"
+
+
+def test_go_stdouttrace_old_fields_and_zero_times(tmp_path: Path) -> None:
+    # SDKs before 1.0: StatusCode / StatusMessage, MessageEvents; a zero time is no time
+    old = {
+        "Name": "chat", "SpanContext": {"TraceID": "ab" * 16, "SpanID": "cd" * 8},
+        "Parent": {"TraceID": "00" * 16, "SpanID": "00" * 8}, "SpanKind": 3,
+        "StartTime": "0001-01-01T00:00:00Z", "EndTime": "0001-01-01T00:00:00Z",
+        "Attributes": [{"Key": "gen_ai.request.model", "Value": {"Type": "STRING", "Value": "gpt-4o"}}],
+        "MessageEvents": None, "StatusCode": "Error", "StatusMessage": "boom",
+        "InstrumentationLibrary": {"Name": "app", "Version": "semver:0.20.0"},
+    }  # fmt: skip
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps([old]))
+    [t] = load_traces(path)
+    assert [e.kind for e in t.events] == ["llm_call", "error"]
+    assert t.events[1].content == "boom" and t.events[0].started_at is None

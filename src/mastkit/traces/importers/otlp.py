@@ -11,7 +11,9 @@ Shapes read:
   status: {status_code}, attributes: {...}, events, resource}``, or Phoenix-style
   ``context.span_id`` / ``span_kind`` / nested ``attributes``), as a list, JSONL or ``{spans: [...]}``,
   or as the console exporter prints them: indented span objects one after another
-  (:attr:`Source.json_values`).
+  (:attr:`Source.json_values`); the Go SDK's ``stdouttrace`` spans (``SpanContext``, ``Parent``,
+  ``[{Key, Value: {Type, Value}}]`` attributes) and the JS SDK's span objects (``HrTime`` times,
+  ``parentSpanContext``) likewise.
 
 Attribute values are OTLP ``AnyValue`` objects (``stringValue``, ``intValue`` as text,
 ``doubleValue``, ``boolValue``, ``arrayValue``, ``kvlistValue``, ``bytesValue``) or plain JSON;
@@ -296,6 +298,69 @@ def _hr_time(value: Any) -> Any:
     return value
 
 
+def _is_go_span(rec: Any) -> bool:
+    """A span as the OpenTelemetry Go SDK's ``stdouttrace`` exporter prints it (``tracetest.SpanStub``:
+    ``Name``, ``SpanContext: {TraceID, SpanID}``, ``Parent``, ``StartTime``, ``Attributes: [{Key,
+    Value: {Type, Value}}]``, ...)."""
+    return isinstance(rec, dict) and isinstance(rec.get("SpanContext"), dict) and "Name" in rec
+
+
+def _go_pairs(kvs: Any) -> dict[str, Any]:
+    """Go ``[{Key, Value: {Type, Value}}]`` attributes (resource, span, event) as a plain dict."""
+    out: dict[str, Any] = {}
+    for kv in kvs if isinstance(kvs, list) else []:
+        if isinstance(kv, dict) and isinstance(kv.get("Key"), str):
+            val = kv.get("Value")
+            out[kv["Key"]] = val.get("Value") if isinstance(val, dict) else val
+    return out
+
+
+def _go_time(value: Any) -> Any:
+    """Go's zero time (``0001-01-01T00:00:00Z``, a span never started or ended) is no time."""
+    return None if isinstance(value, str) and value.startswith("0001-01-01") else value
+
+
+def _go_span_as_flat(sp: dict[str, Any]) -> dict[str, Any]:
+    """A Go ``stdouttrace`` span in the flat layout :meth:`OtlpImporter._span` reads. Older SDKs
+    (< 1.0) wrote ``MessageEvents``, ``StatusCode`` / ``StatusMessage``."""
+    ctx = sp["SpanContext"]
+    parent = sp.get("Parent")
+    status = sp.get("Status")
+    if isinstance(status, dict):
+        code, desc = status.get("Code"), status.get("Description")
+    else:
+        code, desc = sp.get("StatusCode"), sp.get("StatusMessage")
+    raw_events = sp.get("Events") if sp.get("Events") is not None else sp.get("MessageEvents")
+    events = [
+        {
+            "name": ev.get("Name"),
+            "timestamp": _go_time(ev.get("Time")),
+            "attributes": _go_pairs(ev.get("Attributes")),
+        }
+        for ev in (raw_events if isinstance(raw_events, list) else [])
+        if isinstance(ev, dict)
+    ]
+    return {
+        "name": sp.get("Name"),
+        "traceId": ctx.get("TraceID"),
+        "spanId": ctx.get("SpanID"),
+        "parentSpanId": parent.get("SpanID") if isinstance(parent, dict) else None,
+        "kind": sp.get("SpanKind"),
+        "start_time": _go_time(sp.get("StartTime")),
+        "end_time": _go_time(sp.get("EndTime")),
+        "status": {"code": code, "message": desc},
+        "attributes": _go_pairs(sp.get("Attributes")),
+        "events": events,
+    }
+
+
+def _go_scope(sp: dict[str, Any]) -> dict[str, Any]:
+    lib = sp.get("InstrumentationScope") or sp.get("InstrumentationLibrary")
+    if not isinstance(lib, dict) or not lib.get("Name"):
+        return {}
+    return {"name": lib.get("Name"), "version": lib.get("Version") or None}
+
+
 def _is_flat_span(rec: Any) -> bool:
     if not isinstance(rec, dict) or "span_data" in rec:
         return False
@@ -412,7 +477,7 @@ class OtlpImporter(Importer):
         if rec is None and src.json_shape == "object":
             values = src.json_values  # pretty-printed spans one after another (ConsoleSpanExporter)
             rec = values[0][2] if values else None
-            return 0.85 if isinstance(rec, dict) and _is_flat_span(rec) else 0.0
+            return 0.85 if isinstance(rec, dict) and (_is_flat_span(rec) or _is_go_span(rec)) else 0.0
         if rec is None:
             return 0.0
         if any(k in rec for k in SPANS_KEYS):
@@ -430,7 +495,7 @@ class OtlpImporter(Importer):
         inner = _wrapped_request(rec)
         if inner is not None:
             return 0.9
-        if _is_flat_span(rec):
+        if _is_flat_span(rec) or _is_go_span(rec):
             return 0.85
         spans = rec.get("spans")
         if isinstance(spans, list) and spans and _is_flat_span(spans[0]):
@@ -548,6 +613,12 @@ class OtlpImporter(Importer):
         inner = _wrapped_request(rec)
         if inner is not None:
             return self._record(rec[inner], line, f"{pointer}/{inner}", order, bad)
+        if _is_go_span(rec):  # the Go SDK's stdouttrace exporter
+            span = self._span(
+                _go_span_as_flat(rec), _go_pairs(rec.get("Resource")), _go_scope(rec), line, pointer, order
+            )
+            span.raw = rec
+            return [span]
         if _is_flat_span(rec):
             return [self._span(rec, {}, {}, line, pointer, order)]
         if isinstance(rec.get("spans"), list):
