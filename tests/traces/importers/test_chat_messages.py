@@ -435,3 +435,22 @@ def test_autogen_agentchat_handoff_and_limit(tmp_path: Path) -> None:
     assert t.events[1].recipients == ["booker"] and t.events[2].subtype == "SelectSpeakerEvent"
     assert t.events[3].tool_result is not None and t.events[3].tool_result.is_error is True
     assert t.termination is not None and (t.termination.reason, t.termination.by) == ("max_steps", "limit")
+
+
+def test_autogen_agentchat_team_state_thread() -> None:
+    # team.save_state(): the messages are the group chat manager's message_thread
+    path = FIXTURES / "agentchat_team_state.json"
+    assert get_importer("chat_messages").sniff(Source(path)) == 0.5
+    [t] = load_traces(path)
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    assert [e.kind for e in t.events] == [
+        "message",
+        "reasoning",
+        "tool_call",
+        "tool_result",
+        "message",
+        "message",
+    ]
+    assert [a.name for a in t.agents] == ["planner", "writer"] and t.framework == "autogen-agentchat"
+    assert t.events[2].source is not None
+    assert t.events[2].source.pointer == "/agent_states/RoundRobinGroupChatManager/message_thread/2"

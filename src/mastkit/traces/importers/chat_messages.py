@@ -219,6 +219,18 @@ def _message_list(rec: Any) -> tuple[list[Any], str] | None:
             val = rec.get(key)
             if isinstance(val, list) and val and _is_message(val[0]):
                 return val, key
+        return _team_thread(rec)
+    return None
+
+
+def _team_thread(rec: dict[str, Any]) -> tuple[list[Any], str] | None:
+    """An AutoGen AgentChat ``TeamState`` (``team.save_state()``): the group chat manager's
+    ``message_thread``, and its path below the record (``agent_states/<manager>/message_thread``)."""
+    states = rec.get("agent_states") if rec.get("type") == "TeamState" else None
+    for name, state in states.items() if isinstance(states, dict) else ():
+        thread = state.get("message_thread") if isinstance(state, dict) else None
+        if isinstance(thread, list) and thread and _is_agentchat(thread[0]):
+            return thread, f"agent_states/{name}/message_thread"
     return None
 
 
