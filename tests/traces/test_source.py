@@ -193,3 +193,24 @@ def test_sqlite_schema_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert Source(tmp_path).sqlite_schema is None
     assert len(connects) == 1
     assert write(tmp_path, "c.db", b"SQLite format 3\x00" + bytes(range(256)) * 8).sqlite_schema is None
+
+
+def test_json_values_reads_concatenated_pretty_printed_objects(tmp_path: Path) -> None:
+    stream = tmp_path / "spans.txt"
+    stream.write_bytes(b'{\n  "a": 1\n}\n{\n  "b": [1,\n 2]\n}\n\n{"c": 3}\n')
+    values = Source(stream).json_values
+    assert values is not None
+    assert [(line, value) for line, _off, value in values] == [
+        (1, {"a": 1}),
+        (4, {"b": [1, 2]}),
+        (9, {"c": 3}),
+    ]
+    one = tmp_path / "one.json"
+    one.write_bytes(b'{\n  "a": 1\n}\n')
+    assert Source(one).json_values is None  # one document
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(b'{\n  "a": 1,\n')
+    assert Source(broken).json_values is None  # a broken document, not a stream
+    array = tmp_path / "list.json"
+    array.write_bytes(b"[1]\n[2]\n")
+    assert Source(array).json_values is None

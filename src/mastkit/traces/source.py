@@ -9,6 +9,7 @@ parsed once however many importers look at it.
 from __future__ import annotations
 
 import codecs
+import json
 import os
 import re
 import stat
@@ -35,6 +36,7 @@ _ARRAY_START = re.compile(
 _ARRAY_START_BYTES = re.compile(_ARRAY_START.pattern.encode())
 _NOT_JSON_SPACE = re.compile(rb"[^ \t\r\n]")
 _NOT_BYTES_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() strips
+_NOT_SPACE_TEXT = re.compile(r"[^ \t\r\n]")
 
 JsonShape = Literal["object", "array", "jsonl", "none"]
 
@@ -73,6 +75,12 @@ else:
                 return self
             value = obj.__dict__[self.name] = self.fn(obj)
             return value
+
+
+def _skip_space(text: str, pos: int) -> int:
+    """The index of the first non-whitespace character at or after ``pos`` (``len(text)`` if none)."""
+    m = _NOT_SPACE_TEXT.search(text, pos)
+    return len(text) if m is None else m.start()
 
 
 class Source:
@@ -317,6 +325,45 @@ class Source:
             )
             self.__dict__["_json_error"] = error
             raise error from None
+
+    @cached_property
+    def json_values(self) -> list[tuple[int, int, Any]] | None:
+        """The file as JSON values written one after another, each possibly pretty-printed over many
+        lines (the OpenTelemetry Python SDK's ``ConsoleSpanExporter`` prints one indented object per
+        span): ``(line, offset, value or FormatError)`` per value, ``line`` where it starts. None when
+        the file is one JSON document, JSONL, not JSON, too big, or its first value is not an object
+        followed by another value. A value that does not parse is a FormatError entry and reading
+        goes on at the next line that starts with ``{``."""
+        if self.json_shape != "object" or self.size > WHOLE_FILE_LIMIT:
+            return None
+        try:
+            _doc = self.json
+        except FormatError:
+            pass
+        else:
+            return None  # one document
+        text = self.text.lstrip("\ufeff")
+        decoder = json.JSONDecoder()
+        out: list[tuple[int, int, Any]] = []
+        pos = _skip_space(text, 0)
+        while pos < len(text):
+            line = text.count("\n", 0, pos) + 1
+            try:
+                value, end = decoder.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                if not out:
+                    return None
+                out.append((line, pos, FormatError(f"invalid JSON value: {exc.msg}", line=exc.lineno)))
+                nxt = text.find("\n{", pos)
+                if nxt < 0:
+                    break
+                pos = nxt + 1
+                continue
+            if not out and not isinstance(value, dict):
+                return None
+            out.append((line, pos, value))
+            pos = _skip_space(text, end)
+        return out if len(out) > 1 else None
 
     def iter_jsonl(self) -> Iterator[tuple[int, int, Any]]:
         """Stream ``(line_no, offset, value_or_FormatError)`` for JSONL files."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -348,3 +349,108 @@ def test_a_harness_verdict_below_the_record_is_the_outcome(
     t = _one(_write(tmp_path, "run.json", rec))
     assert t.benchmark == "taubench"
     assert t.outcome is not None and (t.outcome.success, t.outcome.score) == (success, score)
+
+
+def test_magentic_one_agent_name_roles() -> None:
+    path = FIXTURES / "magentic_one_history.json"
+    assert get_importer("chat_messages").sniff(Source(path)) > 0
+    [t] = load_traces(path)
+    assert t.source_format == "chat_messages"
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    assert len(t.events) == 11
+    assert t.kind_counts() == {"message": 6, "reasoning": 3, "plan": 2}
+    assert [a.name for a in t.agents] == ["Orchestrator", "WebSurfer", "Assistant"]
+    assert [(e.kind, e.actor, e.role) for e in t.events[:4]] == [
+        ("message", "user", "user"),
+        ("plan", "Orchestrator", "assistant"),
+        ("reasoning", "Orchestrator", "assistant"),
+        ("message", "Orchestrator", "assistant"),
+    ]
+    assert t.events[3].recipients == ["WebSurfer"] and t.events[8].recipients == ["Assistant"]
+    assert [e.content for e in t.events if e.kind == "plan"][1].startswith("New plan:")
+    assert (t.events[5].actor, t.events[5].kind) == ("WebSurfer", "message")
+    assert (t.events[10].subtype, t.events[10].actor) == ("termination condition", "Orchestrator")
+    assert t.events[1].raw == {"role": "Orchestrator (thought)", "content": t.events[1].content}
+
+
+def test_agent_name_roles_broken_message_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "history.json"
+    msgs = [
+        {"role": "Orchestrator (thought)", "content": "Next speaker WebSurfer"},
+        {"role": "WebSurfer", "text": "I clicked the link."},
+    ]
+    path.write_text(json.dumps(msgs))
+    with pytest.raises(TraceLoadError) as err:
+        list(load_traces(path))
+    assert "item 1 (role 'WebSurfer') has no 'content'" in str(err.value)
+
+
+def test_plain_named_roles_without_chat_role_are_not_claimed(tmp_path: Path) -> None:
+    # agent-name roles alone, without a chat role or a Magentic-One suffix, are too weak a sign
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps([{"role": "admin", "content": "x"}, {"role": "editor", "content": "y"}]))
+    assert get_importer("chat_messages").sniff(Source(path)) < 0.45
+
+
+def test_autogen_agentchat_task_result() -> None:
+    path = FIXTURES / "agentchat_task_result.json"
+    assert get_importer("chat_messages").sniff(Source(path)) >= 0.5
+    [t] = load_traces(path)
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    assert t.framework == "autogen-agentchat" and t.task == "What is the weather in Paris?"
+    assert [(e.kind, e.actor) for e in t.events] == [
+        ("message", "user"), ("reasoning", "planner"), ("tool_call", "planner"), ("tool_result", "environment"),
+        ("message", "planner"), ("message", "writer"),
+    ]  # fmt: skip
+    assert [a.name for a in t.agents] == ["planner", "writer"]
+    [(call, result)] = list(t.tool_calls())
+    assert call.tool_call is not None and (call.tool_call.call_id, call.tool_call.arguments) == (
+        "call_1", {"city": "Paris"},
+    )  # fmt: skip
+    assert result is not None and result.tool_result is not None and result.tool_result.is_error is False
+    assert call.usage is not None and (call.usage.input_tokens, call.usage.output_tokens) == (40, 12)
+    assert t.total_usage().input_tokens == 71
+    assert t.events[4].subtype == "tool_call_summary"
+    assert t.events[0].started_at is not None and t.events[0].started_at.isoformat().startswith(
+        "2026-11-26T22:51:10"
+    )
+    assert t.termination is not None and (t.termination.reason, t.termination.by) == ("final_answer", "agent")
+    assert t.termination.native == "Text 'TERMINATE' mentioned"
+
+
+def test_autogen_agentchat_handoff_and_limit(tmp_path: Path) -> None:
+    msgs = [
+        {"source": "user", "content": "Book a table", "type": "TextMessage", "models_usage": None},
+        {"source": "router", "content": "Transferred to booker", "target": "booker", "type": "HandoffMessage"},
+        {"source": "booker", "content": ["booker", "router"], "type": "SelectSpeakerEvent"},
+        {"source": "booker", "content": [{"content": "no tables", "name": "book", "call_id": "c9", "is_error": True}],
+         "type": "ToolCallExecutionEvent"},
+    ]  # fmt: skip
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps({"messages": msgs, "stop_reason": "Maximum number of messages 4 reached"}))
+    [t] = load_traces(path)
+    assert [(e.kind, e.actor) for e in t.events] == [
+        ("message", "user"), ("handoff", "router"), ("system", "booker"), ("tool_result", "environment"),
+    ]  # fmt: skip
+    assert t.events[1].recipients == ["booker"] and t.events[2].subtype == "SelectSpeakerEvent"
+    assert t.events[3].tool_result is not None and t.events[3].tool_result.is_error is True
+    assert t.termination is not None and (t.termination.reason, t.termination.by) == ("max_steps", "limit")
+
+
+def test_autogen_agentchat_team_state_thread() -> None:
+    # team.save_state(): the messages are the group chat manager's message_thread
+    path = FIXTURES / "agentchat_team_state.json"
+    assert get_importer("chat_messages").sniff(Source(path)) == 0.5
+    [t] = load_traces(path)
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    assert [e.kind for e in t.events] == [
+        "message",
+        "reasoning",
+        "tool_call",
+        "tool_result",
+        "message",
+        "message",
+    ]
+    assert [a.name for a in t.agents] == ["planner", "writer"] and t.framework == "autogen-agentchat"
+    assert t.events[2].source is not None
+    assert t.events[2].source.pointer == "/agent_states/RoundRobinGroupChatManager/message_thread/2"

@@ -209,3 +209,56 @@ def test_id_less_call_block_repeating_tool_calls_gives_one_call(tmp_path: Path) 
     path.write_text(json.dumps(run) + "\n")
     [t] = [_check(t) for t in load_traces(path)]
     assert [e.tool_call.name for e in t.events if e.tool_call] == ["lookup"]
+
+
+def test_js_sdk_batch_epoch_ms_and_id_less_patch() -> None:
+    # the JS SDK's own test data: times in epoch milliseconds, the patch carries no "id" (the run id
+    # is the tail of its dotted_order)
+    path = FIX / "langsmith_js_wrap_openai_default.json"
+    assert get_importer("langsmith").sniff(Source(path)) >= 0.9
+    [t] = [_check(t) for t in load_traces(path)]
+    assert t.trace_id == "dc34609e-3eeb-459d-bc2a-6fedb01d2e6e"
+    assert t.kind_counts() == {"message": 2, "llm_call": 1}
+    assert [a.name for a in t.agents] == ["ChatOpenAI"]
+    llm = next(e for e in t.events if e.kind == "llm_call")
+    assert isinstance(llm.raw, list) and len(llm.raw) == 2 and "id" not in llm.raw[1]  # patch kept as written
+    assert llm.model == "gpt-4o-mini-2024-07-18"
+    assert llm.usage is not None and (llm.usage.input_tokens, llm.usage.output_tokens) == (9, 9)
+    assert llm.started_at is not None and llm.started_at.isoformat() == "2024-10-13T07:05:37.170000+00:00"
+    assert llm.ended_at is not None and llm.ended_at.isoformat() == "2024-10-13T07:05:38.285000+00:00"
+    assert t.started_at == llm.started_at and t.ended_at == llm.ended_at
+    assert t.events[-1].content == "Howdy! How can I assist you today?" and t.events[-1].role == "assistant"
+    assert (t.framework, t.framework_version, t.extra["sdk"]) == ("langsmith", "0.1.65", "langsmith-js")
+
+
+def test_js_camel_case_runs_and_epoch_ms_order(tmp_path: Path) -> None:
+    # runs written from JS RunTree options (camelCase names, epoch ms numbers); the children have no
+    # dotted_order, so they are ordered by start time: 9.9e11 ms sorts before 1.0e12 ms as a number,
+    # not as text
+    root = "4c000000-0000-4000-8000-000000000001"
+    runs = [
+        {"id": root, "name": "Agent", "runType": "chain", "startTime": 999_999_999_000,
+         "endTime": 1_000_000_005_000, "inputs": {"input": "hi"}, "outputs": {"output": "done"}},
+        {"id": "4c000000-0000-4000-8000-000000000003", "name": "second", "runType": "tool",
+         "parentRunId": root, "traceId": root, "startTime": 1_000_000_001_000, "inputs": {"input": "b"},
+         "outputs": {"output": "B"}},
+        {"id": "4c000000-0000-4000-8000-000000000002", "name": "first", "runType": "tool",
+         "parentRunId": root, "traceId": root, "startTime": 999_999_999_500, "inputs": {"input": "a"},
+         "outputs": {"output": "A"}},
+    ]  # fmt: skip
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs))
+    [t] = [_check(t) for t in load_traces(path)]
+    assert t.trace_id == root and t.task == "hi"
+    assert [e.tool_call.name for e in t.events if e.tool_call] == ["first", "second"]
+    assert t.started_at is not None and t.started_at.year == 2001
+    assert t.extra["run_types"] == {"chain": 1, "tool": 2}
+
+
+def test_record_without_any_run_id_says_so(tmp_path: Path) -> None:
+    ok = {"id": "4d000000-0000-4000-8000-000000000001", "name": "a", "run_type": "chain", "inputs": {}}
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(ok) + "\n" + json.dumps({"outputs": {"output": "x"}, "end_time": 5}) + "\n")
+    items = list(iter_load(path))
+    [err] = [i for i in items if isinstance(i, TraceLoadError)]
+    assert err.line == 2 and "no 'id'" in err.reason and "dotted_order" in err.reason

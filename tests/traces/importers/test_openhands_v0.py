@@ -341,7 +341,8 @@ def test_sessions_folder_one_trace_per_conversation_no_double_loading() -> None:
     errors: list[TraceLoadError] = []
     walked = list(load_traces(FIX, on_error=errors.append))
     assert len(errors) == 1 and Path(errors[0].path).name == "output.jsonl"  # its known bad line
-    assert len(walked) == 6  # 2 conversations + finish_with_metrics + 2 output.jsonl + output_pairs
+    # 2 conversations + finish_with_metrics + 2 output.jsonl + output_pairs + resolver_output
+    assert len(walked) == 7
     roots = [t.source_paths[0] for t in walked]
     assert len({t.trace_id for t in walked}) == len(walked) and not any("/events/" in r for r in roots)
     event_paths = [e.source.path for t in walked for e in t.events if e.source and e.source.path and e.raw]
@@ -537,3 +538,87 @@ def test_fuzz_conversation_folder(seed: int, data: bytes) -> None:
             assert_loads_cleanly(path, format=fmt)
     finally:
         shutil.rmtree(root)
+
+
+def test_resolver_output_flat_events() -> None:
+    # openhands-resolver output.jsonl (2024): flat events, no source/id/timestamp, args at the top
+    path = FIX / "resolver_output.jsonl"
+    assert get_importer("openhands_v0").sniff(Source(path)) >= 0.8
+    [t] = load_traces(path)
+    assert Trace.model_validate_json(t.model_dump_json()) == t
+    assert (t.trace_id, t.task_id) == ("neubig/pr-viewer#5", "neubig/pr-viewer#5")
+    assert t.kind_counts() == {
+        "message": 1,
+        "reasoning": 3,
+        "tool_call": 3,
+        "tool_result": 3,
+        "termination": 1,
+    }
+    assert [a.name for a in t.agents] == ["agent"]
+    assert (t.events[0].kind, t.events[0].actor) == ("message", "user")
+    assert t.task is not None and t.task.startswith("Please fix the following issue")
+    calls = list(t.tool_calls())
+    assert [c.tool_call.name for c, _ in calls if c.tool_call] == ["run", "run_ipython", "run"]
+    first_call, first_result = calls[0]
+    assert first_call.tool_call is not None and first_call.tool_call.arguments["command"] == "touch LICENSE"
+    assert first_result is not None and first_result.tool_result is not None
+    assert (first_result.tool_result.exit_code, first_result.tool_result.is_error) == (0, False)
+    assert first_result.seq == first_call.seq + 1 and first_result.raw["observation"] == "run"
+    assert "source" not in first_call.raw if isinstance(first_call.raw, dict) else True
+    assert t.termination is not None and (t.termination.reason, t.termination.at_seq) == ("final_answer", 10)
+    assert t.outcome is not None and t.outcome.metrics["resolver_success"] is True
+    assert t.usage is not None and t.usage.cost_usd == pytest.approx(0.070713)
+    assert all(e.started_at is None for e in t.events)  # the flat events carry no time
+
+
+def test_flat_agent_message_waiting_for_reply_is_the_agents(tmp_path: Path) -> None:
+    rec = {"issue": {"owner": "o", "repo": "r", "number": 1}, "history": [
+        {"action": "message", "content": "Fix it", "wait_for_response": False},
+        {"action": "message", "content": "Which branch?", "wait_for_response": True},
+        {"observation": "agent_state_changed", "content": "", "agent_state": "awaiting_user_input"},
+    ]}  # fmt: skip
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    [t] = load_traces(path)
+    assert [(e.kind, e.actor) for e in t.events] == [
+        ("message", "user"),
+        ("message", "agent"),
+        ("system", "environment"),
+    ]
+
+
+def test_history_without_action_or_observation_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "output.json"
+    path.write_text(json.dumps({"instance_id": "x", "history": [{"command": "ls", "thought": "look"}]}))
+    with pytest.raises(TraceLoadError) as err:
+        list(load_traces(path, format="openhands_v0"))
+    assert "neither an 'action' nor an 'observation'" in str(err.value) and "command, thought" in str(
+        err.value
+    )
+
+
+def test_trajectory_api_response_object(tmp_path: Path) -> None:
+    # GET /api/conversations/<id>/trajectory answers {"trajectory": [events]}; saved as it came
+    events = [
+        {"id": 0, "timestamp": "2025-03-01T11:00:00", "source": "user", "message": "Fix it", "action": "message",
+         "args": {"content": "Fix it"}},
+        {"id": 1, "timestamp": "2025-03-01T11:00:01", "source": "agent", "message": "ls", "action": "run",
+         "args": {"command": "ls", "thought": ""}},
+        {"id": 2, "timestamp": "2025-03-01T11:00:02", "source": "environment", "cause": 1, "observation": "run",
+         "content": "a.py", "extras": {"metadata": {"exit_code": 0}}, "message": "ran"},
+    ]  # fmt: skip
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps({"trajectory": events}))
+    assert get_importer("openhands_v0").sniff(Source(path)) == 0.85
+    [t] = load_traces(path)
+    assert [e.kind for e in t.events] == ["message", "tool_call", "tool_result"]
+    assert t.events[2].source is not None and t.events[2].source.pointer == "/trajectory/2"
+    assert t.task == "Fix it"
+
+
+def test_swe_agent_like_steps_are_not_flat_events(tmp_path: Path) -> None:
+    # SWE-agent history entries carry "action" with a "role": never OpenHands flat events
+    rec = {"history": [{"role": "assistant", "content": "x", "action": "ls", "thought": "t"}]}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(rec))
+    assert get_importer("openhands_v0").sniff(Source(path)) == 0.0

@@ -1258,3 +1258,139 @@ def test_jsonl_of_request_lists(tmp_path: Path) -> None:
     assert Source(path).json_shape == "jsonl"
     (t,), errors = _load(path)
     assert errors == [] and len(t.events) >= 2
+
+
+def test_console_exporter_stream_of_pretty_printed_spans() -> None:
+    # the Python SDK's ConsoleSpanExporter prints one indented JSON object per span, one after another
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "otlp" / "console_exporter_autogen.txt"
+    assert OtlpImporter().sniff(Source(path)) >= 0.85
+    [t] = load_traces(path)
+    _roundtrip(t)
+    assert t.source_format == "otlp" and t.trace_id == "138694841370fdaaf0386dc2a0811424"
+    assert len(t.events) == 9
+    assert t.kind_counts() == {"system": 4, "llm_call": 2, "tool_call": 1, "tool_result": 1, "error": 1}
+    # autogen-core names the handling agent only in messaging.destination; a custom agent.name too
+    assert [a.name for a in t.agents] == ["MagenticOneOrchestrator", "WebSurfer", "Coder"]
+    llm = [e for e in t.events if e.kind == "llm_call"]
+    assert [(e.actor, e.model) for e in llm] == [
+        ("MagenticOneOrchestrator", "gpt-4o"),
+        ("WebSurfer", "gpt-4o"),
+    ]
+    assert llm[0].usage is not None and llm[0].usage.input_tokens == 812
+    call = next(e for e in t.events if e.kind == "tool_call")
+    assert call.actor == "WebSurfer" and call.tool_call is not None and call.tool_call.name == "web_search"
+    result = next(e for e in t.events if e.kind == "tool_result")
+    assert result.tool_result is not None and result.tool_result.is_error is True
+    assert isinstance(t.events[0].raw, dict) and t.events[0].raw["kind"] == "SpanKind.PRODUCER"
+    assert t.started_at is not None and t.started_at.isoformat() == "2026-11-26T22:45:34.330260+00:00"
+    # each span's source line is where its object starts in the stream
+    assert t.events[0].source is not None and t.events[0].source.line == 194
+    assert [e.source.line for e in llm if e.source] == [1, 66]
+
+
+def test_console_stream_with_a_broken_span_loads_the_rest(tmp_path: Path) -> None:
+    spans = (
+        Path(__file__).resolve().parents[2] / "fixtures" / "otlp" / "console_exporter_autogen.txt"
+    ).read_text()
+    first_end = spans.index("\n}\n") + 3
+    broken = spans[:first_end] + '{\n    "name": "cut off",\n    "context": {\n' + spans[first_end:]
+    path = tmp_path / "spans.txt"
+    path.write_text(broken)
+    items = list(iter_load_items(path))
+    errors = [i for i in items if isinstance(i, TraceLoadError)]
+    traces = [i for i in items if isinstance(i, Trace)]
+    assert len(errors) == 1 and errors[0].line == 35 and "invalid JSON value" in errors[0].reason
+    assert len(traces) == 1 and len(traces[0].events) == 9
+
+
+def test_console_span_without_ids_is_named(tmp_path: Path) -> None:
+    one = {
+        "name": "a",
+        "context": {"trace_id": "0x" + "1" * 32, "span_id": "0x" + "2" * 16},
+        "attributes": {},
+    }
+    bad = {"name": "b", "context": {"span_id": "0x" + "3" * 16}, "attributes": {}}
+    path = tmp_path / "spans.txt"
+    path.write_text(json.dumps(one, indent=4) + "\n" + json.dumps(bad, indent=4) + "\n")
+    items = list(iter_load_items(path))
+    [err] = [i for i in items if isinstance(i, TraceLoadError)]
+    assert err.line == 9 and "trace" in err.reason.lower()
+    assert len([i for i in items if isinstance(i, Trace)]) == 1
+
+
+def iter_load_items(path: Path) -> list[Trace | TraceLoadError]:
+    from mastkit.traces import iter_load
+
+    return list(iter_load(path))
+
+
+def test_js_sdk_readable_spans_hrtime_and_parent_context() -> None:
+    [t] = load_traces(FIX / "js_sdk_readable_spans.jsonl")
+    _roundtrip(t)
+    assert t.kind_counts() == {
+        "handoff": 1,
+        "message": 1,
+        "llm_call": 1,
+        "tool_call": 1,
+        "tool_result": 1,
+        "error": 1,
+    }
+    # parentSpanContext (2.x) and parentSpanId (1.x) both hang the spans below the agent span
+    assert {e.actor for e in t.events if e.kind in ("llm_call", "tool_call", "error")} == {"support"}
+    assert [a.name for a in t.agents] == ["support"]
+    assert t.started_at is not None and t.started_at.isoformat() == "2026-01-01T12:00:00+00:00"
+    assert t.ended_at is not None and t.ended_at.isoformat() == "2026-01-01T12:00:09.500000+00:00"
+    llm = next(e for e in t.events if e.kind == "llm_call")
+    assert llm.started_at is not None and llm.started_at.isoformat() == "2026-01-01T12:00:00.100000+00:00"
+    msg = next(e for e in t.events if e.kind == "message")
+    assert msg.content == "Where is my order?"
+    result = next(e for e in t.events if e.kind == "tool_result")
+    assert result.tool_result is not None and result.tool_result.is_error is True
+
+
+def test_flat_span_without_trace_id_says_which_id(tmp_path: Path) -> None:
+    ok = {"context": {"trace_id": "0x" + "1" * 32, "span_id": "0x" + "2" * 16}, "name": "a"}
+    bad = {"context": {"span_id": "0x" + "3" * 16, "trace_id": None}, "name": "b"}
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(ok) + "\n" + json.dumps(bad) + "\n")
+    errors = [i for i in iter_load_items(path) if isinstance(i, TraceLoadError)]
+    assert (
+        len(errors) == 1
+        and "has no trace id" in errors[0].reason
+        and "span id" not in errors[0].reason.split("(")[0]
+    )
+
+
+def test_go_stdouttrace_pretty_printed_stream() -> None:
+    path = FIX / "go_stdouttrace.txt"
+    assert OtlpImporter().sniff(Source(path)) == 0.85
+    [t] = load_traces(path)
+    _roundtrip(t)
+    assert t.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert [e.kind for e in t.events] == ["handoff", "llm_call", "tool_call", "tool_result", "error"]
+    assert {e.actor for e in t.events if e.kind != "tool_result"} == {"refunds"}  # Parent.SpanID links them
+    llm = t.events[1]
+    assert llm.model == "gpt-4o-mini" and llm.usage is not None and llm.usage.input_tokens == 210
+    assert llm.started_at is not None and llm.started_at.isoformat() == "2026-02-03T09:15:00.120000+00:00"
+    result = t.events[3]
+    assert result.tool_result is not None and result.tool_result.is_error is True
+    assert t.events[4].content == "refund window closed"
+    assert isinstance(t.events[0].raw, dict) and "SpanContext" in t.events[0].raw  # the Go span as printed
+    assert t.raw is not None and t.raw["resources"][0]["service.name"] == "go-support-agent"
+
+
+def test_go_stdouttrace_old_fields_and_zero_times(tmp_path: Path) -> None:
+    # SDKs before 1.0: StatusCode / StatusMessage, MessageEvents; a zero time is no time
+    old = {
+        "Name": "chat", "SpanContext": {"TraceID": "ab" * 16, "SpanID": "cd" * 8},
+        "Parent": {"TraceID": "00" * 16, "SpanID": "00" * 8}, "SpanKind": 3,
+        "StartTime": "0001-01-01T00:00:00Z", "EndTime": "0001-01-01T00:00:00Z",
+        "Attributes": [{"Key": "gen_ai.request.model", "Value": {"Type": "STRING", "Value": "gpt-4o"}}],
+        "MessageEvents": None, "StatusCode": "Error", "StatusMessage": "boom",
+        "InstrumentationLibrary": {"Name": "app", "Version": "semver:0.20.0"},
+    }  # fmt: skip
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps([old]))
+    [t] = load_traces(path)
+    assert [e.kind for e in t.events] == ["llm_call", "error"]
+    assert t.events[1].content == "boom" and t.events[0].started_at is None

@@ -30,6 +30,7 @@ from mastkit.traces._build import (
     usage_from,
     validation_reason,
 )
+from mastkit.traces.importers.who_and_when import split_role
 from mastkit.traces.model import Outcome, SourceRef, Termination, ToolCall, ToolResult, Trace
 from mastkit.traces.registry import Importer, register
 from mastkit.traces.source import Source
@@ -59,6 +60,33 @@ _ROLE_MAP = {
 }  # fmt: skip
 
 
+# How Magentic-One's orchestrator opens a thought that is a plan (its other thoughts: the progress
+# ledger, "Next speaker X", "Stalled.... Replanning...")
+_PLAN_OPENINGS = ("initial plan", "new plan", "updated plan", "plan:")
+
+
+def agent_message_events(text: str | None, native: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(kind, fields)`` of a message whose role or source names an agent (Magentic-One): the agent
+    is the actor. ``X (thought)`` is X's reasoning, or its plan when the text is one (``Initial
+    plan:``, ``New plan:``, ...); ``X (-> Y)`` is X's message to Y; another suffix is kept as the
+    message's subtype. ``human`` / ``user`` is the user."""
+    agent, sub, target = split_role(native.strip())
+    human = agent.lower() in ("human", "user")
+    fields: dict[str, Any] = {
+        "actor": "user" if human else agent,
+        "role": "user" if human else "assistant",
+        "content": text,
+    }
+    if sub is not None and sub.lower() == "thought":
+        kind = "plan" if (text or "").lstrip().lower().startswith(_PLAN_OPENINGS) else "reasoning"
+        return [(kind, fields)]
+    if target:
+        fields["recipients"] = [target]
+    elif sub:
+        fields["subtype"] = sub
+    return [("message", fields)]
+
+
 def _str(value: Any) -> str | None:
     return None if value is None else str(value)
 
@@ -77,10 +105,65 @@ def _item_type(m: dict[str, Any]) -> str | None:
     return itype if isinstance(itype, str) and itype in _ITEM_TYPES and "role" not in m else None
 
 
+# AutoGen AgentChat (0.4+) messages and events, as ``TaskResult.messages`` dumps them:
+# ``{id, source, models_usage, metadata, created_at, content, type}``
+_AGENTCHAT_TYPES = frozenset((
+    "TextMessage", "MultiModalMessage", "StopMessage", "HandoffMessage", "ToolCallSummaryMessage",
+    "StructuredMessage", "ToolCallRequestEvent", "ToolCallExecutionEvent", "ThoughtEvent",
+    "UserInputRequestedEvent", "MemoryQueryEvent", "ModelClientStreamingChunkEvent", "SelectSpeakerEvent",
+    "SelectorEvent", "CodeGenerationEvent", "CodeExecutionEvent",
+))  # fmt: skip
+
+
+def _is_agentchat(m: Any) -> bool:
+    """An AutoGen AgentChat message or event (``source`` names the agent, ``type`` the class)."""
+    return (
+        isinstance(m, dict)
+        and isinstance(m.get("source"), str)
+        and m.get("type") in _AGENTCHAT_TYPES
+        and "content" in m
+        and "role" not in m
+    )
+
+
+def _agentchat_termination(stop_reason: str) -> Termination:
+    """AgentChat's ``TaskResult.stop_reason`` (the termination condition's message) -> Termination."""
+    low = stop_reason.lower()
+    if "timeout" in low:
+        return Termination(reason="timeout", by="limit", native=stop_reason)
+    if "external" in low:
+        return Termination(reason="user", by="user", native=stop_reason)
+    if any(w in low for w in ("maximum", "maximal", "limit", "exceeded")):
+        return Termination(reason="max_steps", by="limit", native=stop_reason)
+    if any(w in low for w in ("mentioned", "stop message", "handoff", "was executed")):
+        return Termination(reason="final_answer", by="agent", native=stop_reason)
+    return Termination(reason="unknown", by="unknown", native=stop_reason)
+
+
+def _is_agent_message(m: Any) -> bool:
+    """A ``{role, content}`` message whose role is an agent's name rather than a chat role
+    (Magentic-One: ``WebSurfer``, ``Orchestrator (thought)``, ``Orchestrator (-> WebSurfer)``)."""
+    if not isinstance(m, dict) or "content" not in m or "from" in m:
+        return False
+    role = m.get("role")
+    return isinstance(role, str) and 0 < len(role.strip()) <= 200 and "\n" not in role
+
+
+def _named_roles(msgs: list[Any]) -> bool:
+    """The first messages of ``msgs`` are messages whose roles are chat roles or agent names, and at
+    least one of them is a chat role or carries a Magentic-One suffix (``(thought)``, ``(-> X)``)."""
+    head = msgs[:20]
+    return (
+        bool(head)
+        and all(_is_message(m) or _is_agent_message(m) for m in head)
+        and any(_is_message(m) or split_role(str(m.get("role")))[1:] != (None, None) for m in head)
+    )
+
+
 def _is_message(m: Any) -> bool:
     if not isinstance(m, dict):
         return False
-    if _item_type(m) is not None:
+    if _item_type(m) is not None or _is_agentchat(m):
         return True
     role = m.get("role", m.get("from"))
     return (
@@ -113,15 +196,41 @@ def _simulations(rec: Any) -> list[Any] | None:
     return sims if sims and isinstance(sims[0], dict) and _message_list(sims[0]) is not None else None
 
 
+def _why_not_messages(msgs: list[Any]) -> str:
+    """Which of the first messages of a list is not one, and what it lacks."""
+    for i, m in enumerate(msgs[:20]):
+        if _is_message(m) or _is_agent_message(m):
+            continue
+        if not isinstance(m, dict):
+            return f"item {i} is a JSON {type(m).__name__}, not a message object"
+        role = m.get("role", m.get("from"))
+        if not isinstance(role, str) or not role.strip():
+            return f"item {i} has no 'role' (keys: {', '.join(list(m)[:6])})"
+        return f"item {i} (role {role[:40]!r}) has no 'content'"
+    return "no message has a known role (system, user, assistant, tool, ...) or an agent-name role suffix"
+
+
 def _message_list(rec: Any) -> tuple[list[Any], str] | None:
     """The message list inside a record, and the key it was under ('' for a bare list)."""
     if isinstance(rec, list):
-        return (rec, "") if rec and all(_is_message(m) for m in rec[:20]) else None
+        return (rec, "") if rec and (all(_is_message(m) for m in rec[:20]) or _named_roles(rec)) else None
     if isinstance(rec, dict):
         for key in _LIST_KEYS:
             val = rec.get(key)
             if isinstance(val, list) and val and _is_message(val[0]):
                 return val, key
+        return _team_thread(rec)
+    return None
+
+
+def _team_thread(rec: dict[str, Any]) -> tuple[list[Any], str] | None:
+    """An AutoGen AgentChat ``TeamState`` (``team.save_state()``): the group chat manager's
+    ``message_thread``, and its path below the record (``agent_states/<manager>/message_thread``)."""
+    states = rec.get("agent_states") if rec.get("type") == "TeamState" else None
+    for name, state in states.items() if isinstance(states, dict) else ():
+        thread = state.get("message_thread") if isinstance(state, dict) else None
+        if isinstance(thread, list) and thread and _is_agentchat(thread[0]):
+            return thread, f"agent_states/{name}/message_thread"
     return None
 
 
@@ -149,6 +258,11 @@ class ChatMessagesImporter(Importer):
         rec = src.first_record
         if src.json_shape == "array" and _is_message(rec):
             return 0.5  # a bare list of messages: the first record is a message
+        if src.json_shape == "array" and _is_agent_message(rec):
+            if _message_list(src.json) is not None:
+                return 0.45  # a bare list of messages whose roles are agent names (Magentic-One)
+            if split_role(str(rec["role"]))[1:] != (None, None):
+                return 0.2  # starts like one but a message is broken: claimed weakly, to say which
         if _message_list(rec) is not None:
             return 0.5
         if _simulations(rec) is not None:
@@ -183,6 +297,8 @@ class ChatMessagesImporter(Importer):
             return
         if (found := _message_list(doc)) is not None:
             yield self._trace(src, doc, found, index=None)
+        elif isinstance(doc, list) and doc and _is_agent_message(doc[0]) and _conversation(doc[0]) is None:
+            raise FormatError(f"not a list of chat messages: {_why_not_messages(doc)}")
         elif isinstance(doc, list):
             for i, rec in enumerate(doc):
                 yield from self._records(src, rec, index=i)
@@ -229,17 +345,32 @@ class ChatMessagesImporter(Importer):
             tid = f"tau-{meta.get('task_id')}-trial{meta.get('trial', 0)}"
         b = TraceBuilder(self.name, src.path, trace_id=tid, index=index)
         base_pointer = f"{pointer}/{key}" if key else pointer
+        # Magentic-One names agents in the role ("Orchestrator (thought)"); there "Assistant" is an agent
+        named = any(
+            _is_agent_message(m) and split_role(str(m["role"]))[1:] != (None, None) for m in messages[:50]
+        )
         for i, m in enumerate(messages):
-            self._message(b, m, source_ref(line=line, pointer=f"{base_pointer}/{i}"))
-        return b.build(**self._trace_fields(meta, key, tau2))
+            self._message(b, m, source_ref(line=line, pointer=f"{base_pointer}/{i}"), named=named)
+        fields = self._trace_fields(meta, key, tau2)
+        if any(_is_agentchat(m) for m in messages[:20]):  # an AutoGen AgentChat TaskResult / message list
+            fields.setdefault("framework", "autogen-agentchat")
+            first = next((m for m in messages if _is_agentchat(m) and m["source"] == "user"), None)
+            if "task" not in fields and first is not None and isinstance(first.get("content"), str):
+                fields["task"] = first["content"]
+        return b.build(**fields)
 
-    def _message(self, b: TraceBuilder, m: Any, ref: SourceRef) -> None:
+    def _message(self, b: TraceBuilder, m: Any, ref: SourceRef, *, named: bool = False) -> None:
+        """The events of one message; ``named``: roles that are not lower-case chat roles name agents."""
         if not isinstance(m, dict):
             b.add("message", content=dumps_text(m), source=ref, raw=m, extra={"unrecognised": True})
             return
         native_role = str(m["role"] if "role" in m else m.get("from", "")).lower()
         if not native_role and (itype := _item_type(m)) is not None:
             events = self._item(m, itype)  # a Responses API item without a role
+        elif not native_role and _is_agentchat(m):
+            events = self._agentchat(m)
+        elif _is_agent_message(m) and (native_role not in _ROLES or (named and m["role"] != native_role)):
+            events = agent_message_events(content_text(m.get("content")), str(m["role"]))
         else:
             role = _ROLE_MAP.get(native_role, native_role)
             if role not in ("system", "user", "assistant", "tool"):
@@ -259,7 +390,8 @@ class ChatMessagesImporter(Importer):
             common["model"] = model
         if (ts := m.get("timestamp") or m.get("created_at")) and (started := parse_ts(ts)) is not None:
             common["started_at"] = started
-        usage = usage_from(m.get("usage")) if m.get("usage") else None
+        usage_src = m.get("usage") or m.get("models_usage")  # AgentChat: models_usage
+        usage = usage_from(usage_src) if usage_src else None
         last = len(events) - 1
         for i, (kind, fields) in enumerate(events):
             # The whole native message is kept once, on its first event; later events point to it.
@@ -341,6 +473,53 @@ class ChatMessagesImporter(Importer):
             call_role = "user" if role == "user" else "assistant"
             out.append(("tool_call", {"actor": actor, "role": call_role, "tool_call": tool_call}))
         return out
+
+    @staticmethod
+    def _agentchat(m: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """One AutoGen AgentChat message or event: ``source`` is the actor (``user`` the user)."""
+        source = str(m["source"])
+        user = source == "user"
+        who: dict[str, Any] = {"actor": source, "role": "user" if user else "assistant"}
+        mtype = str(m["type"])
+        body = m.get("content")
+        if mtype == "ToolCallRequestEvent":
+            out: list[tuple[str, dict[str, Any]]] = []
+            for c in body if isinstance(body, list) else []:
+                if isinstance(c, dict):
+                    args, raw_args = parse_arguments(c.get("arguments"))
+                    call = ToolCall(name=str(c.get("name") or "unknown"), call_id=_str(c.get("id")),
+                                    arguments=args, arguments_raw=raw_args)  # fmt: skip
+                    out.append(("tool_call", {**who, "tool_call": call}))
+            return out
+        if mtype == "ToolCallExecutionEvent":
+            out = []
+            for r in body if isinstance(body, list) else []:
+                if isinstance(r, dict):
+                    err = r.get("is_error")
+                    result = ToolResult(call_id=_str(r.get("call_id")), name=_str(r.get("name")),
+                                        output=content_text(r.get("content")),
+                                        is_error=err if isinstance(err, bool) else None)  # fmt: skip
+                    out.append(
+                        ("tool_result", {"actor": "environment", "role": "tool", "tool_result": result})
+                    )
+            return out
+        text = body if isinstance(body, str) else content_text(body) if isinstance(body, list) else None
+        if text is None and body is not None:
+            text = dumps_text(body)  # StructuredMessage content, SelectSpeakerEvent names, ...
+        if mtype == "ThoughtEvent":
+            return [("reasoning", {**who, "content": text})]
+        if mtype == "HandoffMessage":
+            target = m.get("target")
+            return [
+                (
+                    "handoff",
+                    {**who, "content": text, "recipients": [target] if isinstance(target, str) else None},
+                )
+            ]
+        if mtype.endswith("Message"):
+            subtype = {"StopMessage": "stop", "ToolCallSummaryMessage": "tool_call_summary"}.get(mtype)
+            return [("message", {**who, "content": text, "subtype": subtype})]
+        return [("system", {**who, "content": text, "subtype": mtype})]  # other events, kept
 
     @staticmethod
     def _item(m: dict[str, Any], itype: str) -> list[tuple[str, dict[str, Any]]]:
@@ -446,6 +625,8 @@ class ChatMessagesImporter(Importer):
             if isinstance(native, str):
                 reason, by = _TAU2_TERMINATION.get(native, ("unknown", "unknown"))
                 fields["termination"] = Termination(reason=reason, by=by, native=native)
+        if isinstance(meta.get("stop_reason"), str) and "termination" not in fields:
+            fields["termination"] = _agentchat_termination(meta["stop_reason"])  # AgentChat TaskResult
         final = meta.get("final_output", meta.get("final_answer", meta.get("answer")))
         if success is not None or score_f is not None or final is not None:
             fields["outcome"] = Outcome(

@@ -84,12 +84,64 @@ def _s(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# The JS SDK's own option names (``RunTree`` config, ``traceable`` options) where they differ from the
+# wire names; runs written from those objects by hand carry them.
+_CAMEL = {
+    "runType": "run_type", "startTime": "start_time", "endTime": "end_time", "parentRunId": "parent_run_id",
+    "traceId": "trace_id", "dottedOrder": "dotted_order", "childRuns": "child_runs",
+    "sessionName": "session_name", "projectName": "session_name", "referenceExampleId": "reference_example_id",
+}  # fmt: skip
+
+
+def _snake(rec: Any) -> Any:
+    """A run with the JS SDK's camelCase field names renamed to the wire (snake_case) names; a field
+    present under both names keeps the snake_case value."""
+    if not isinstance(rec, dict) or not any(k in _CAMEL for k in rec):
+        return rec
+    out = {k: v for k, v in rec.items() if k not in _CAMEL}
+    for k, v in rec.items():
+        if k in _CAMEL:
+            out.setdefault(_CAMEL[k], v)
+    return out
+
+
+def _dotted_id(dotted: Any) -> str | None:
+    """The run id at the end of a ``dotted_order`` (``<time>Z<id>``, parents first, joined by dots)."""
+    if not isinstance(dotted, str) or "Z" not in dotted:
+        return None
+    last = dotted.rsplit(".", 1)[-1].split("Z", 1)[1]
+    return last if len(last) == 36 and last.count("-") == 4 else None
+
+
+def _run_id(rec: dict[str, Any]) -> str | None:
+    """The run's ``id``, else the one its ``dotted_order`` ends with: the JS SDK's ``RunTree.patchRun``
+    sends updates without an ``id`` in the body (it is in the URL), and batches keep them that way."""
+    rid = rec.get("id")
+    if isinstance(rid, str):
+        return rid
+    return _dotted_id(rec.get("dotted_order"))
+
+
 def _is_run(rec: Any) -> bool:
-    if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+    rec = _snake(rec)
+    if not isinstance(rec, dict) or _run_id(rec) is None:
         return False
     if rec.get("run_type") in RUN_TYPES and ("inputs" in rec or "name" in rec):
         return True
     return "dotted_order" in rec and ("trace_id" in rec or "outputs" in rec or "end_time" in rec)
+
+
+def _why_not_run(rec: Any) -> str:
+    """What a record lacks to be read as a run, in words."""
+    if not isinstance(rec, dict):
+        return f"not a LangSmith run: a JSON {type(rec).__name__}, not an object"
+    if _run_id(rec) is None:
+        if "dotted_order" in rec:
+            return "not a LangSmith run: no 'id', and its 'dotted_order' does not end with a run id"
+        return "not a LangSmith run: no 'id' (nor a 'dotted_order' ending with one)"
+    return (
+        "not a LangSmith run: no 'run_type' with 'inputs'/'name', nor an update ('end_time', 'outputs', ...)"
+    )
 
 
 def _is_batch(rec: Any) -> bool:
@@ -370,21 +422,24 @@ class _Collector:
         self.runs: dict[str, _Run] = {}
         self.envelope: dict[str, Any] = {}
 
-    def add(self, rec: dict[str, Any], ref: SourceRef) -> None:
+    def add(self, rec: dict[str, Any], ref: SourceRef, native: Any = None) -> None:
+        """Merge one run record (``native``: the record as written, when ``rec`` is a renamed copy)."""
+        native = rec if native is None else native
         rid = str(rec["id"])
         for child_i, child in enumerate(_l(rec.get("child_runs"))):
             if _is_run(child):
                 ptr = f"{ref.pointer or ''}/child_runs/{child_i}"
+                kid = _snake(child)
                 self.add(
-                    {**child, "parent_run_id": child.get("parent_run_id") or rid},
+                    {**kid, "id": _run_id(kid), "parent_run_id": kid.get("parent_run_id") or rid},
                     source_ref(line=ref.line, pointer=ptr),
                 )
         known = self.runs.get(rid)
         if known is None:
             merged = {k: v for k, v in rec.items() if k != "child_runs"}
-            self.runs[rid] = _Run(merged, [rec], [ref], len(self.runs))
+            self.runs[rid] = _Run(merged, [native], [ref], len(self.runs))
             return
-        known.natives.append(rec)
+        known.natives.append(native)
         known.refs.append(ref)
         for k, v in rec.items():
             if k == "child_runs":
@@ -449,8 +504,10 @@ class _Collector:
         return False
 
 
-def _sort_key(r: _Run) -> tuple[str, str, int]:
-    return (str(r.run.get("dotted_order") or ""), str(r.run.get("start_time") or ""), r.order)
+def _sort_key(r: _Run) -> tuple[str, float, int]:
+    # start times are ISO text (Python SDK) or epoch milliseconds (JS SDK): compared as instants
+    start = parse_ts(r.run.get("start_time"))
+    return (str(r.run.get("dotted_order") or ""), start.timestamp() if start is not None else 0.0, r.order)
 
 
 # -- trace building --------------------------------------------------------------------------------
@@ -805,15 +862,17 @@ class LangSmithImporter(Importer):
                 if k not in ("post", "patch"):
                     col.envelope[k] = v
             return
+        native, rec = rec, _snake(rec)
+        rid = _run_id(rec) if isinstance(rec, dict) else None
         if (
             isinstance(rec, dict)
-            and isinstance(rec.get("id"), str)
+            and rid is not None
             and (_is_run(rec) or {"end_time", "outputs", "error", "events"} & set(rec))
         ):
-            col.add(rec, ref)
+            col.add(rec if isinstance(rec.get("id"), str) else {"id": rid, **rec}, ref, native=native)
             return
         where = f"line {line}" if line is not None else f"record {ref.pointer}"
-        errors.append(TraceLoadError(src.path, f"{where}: not a LangSmith run (no id/run_type)", line=line))
+        errors.append(TraceLoadError(src.path, f"{where}: {_why_not_run(rec)}", line=line))
 
     def _trace(self, src: Source, tid: str, roots: list[_Run], index: int, envelope: dict[str, Any]) -> Trace:
         root = roots[0].run
@@ -848,6 +907,8 @@ class LangSmithImporter(Importer):
         extra: dict[str, Any] = {"run_types": dict(kinds)}
         if walker.stream_events:
             extra["stream_tokens"] = walker.stream_events
+        if isinstance(runtime.get("sdk"), str):  # "langsmith-js" for runs the JS SDK wrote
+            extra["sdk"] = runtime["sdk"]
         for k in ("session_name", "session_id", "reference_example_id"):
             if root.get(k) is not None:
                 extra[k] = root[k]

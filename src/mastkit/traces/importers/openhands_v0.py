@@ -103,10 +103,40 @@ def is_v0_event(e: Any) -> bool:
     )
 
 
+def is_flat_event(e: Any) -> bool:
+    """An event in the older flat serialisation (``dataclasses.asdict`` of the event, as the
+    openhands-resolver wrote ``history`` in 2024): ``action`` or ``observation`` with the arguments /
+    observation fields at the top level; no ``source``, ``id``, ``timestamp``, ``args`` or ``extras``."""
+    return (
+        isinstance(e, dict)
+        and (isinstance(e.get("action"), str) or isinstance(e.get("observation"), str))
+        and not ({"source", "args", "extras", "role"} & set(e))
+    )
+
+
+def _unflatten(e: dict[str, Any], prev_action: bool) -> dict[str, Any]:
+    """A flat event in the usual layout: ``args`` / ``content`` + ``extras``, with the ``source`` it
+    dropped. A ``message`` is the agent's when it waits for a reply (the agent asking), else the
+    user's; an observation answers the action before it (``_answers``)."""
+    if isinstance(e.get("action"), str):
+        action = e["action"]
+        args = {k: v for k, v in e.items() if k != "action"}
+        source = "agent"
+        if action == "message":
+            source = "agent" if e.get("wait_for_response") is True else "user"
+        return {"source": source, "action": action, "args": args}
+    extras = {k: v for k, v in e.items() if k not in ("observation", "content")}
+    out: dict[str, Any] = {"source": "environment", "observation": e["observation"], "extras": extras}
+    out["content"] = e.get("content")
+    if prev_action and e["observation"] not in ("agent_state_changed", "null"):
+        out["_answers"] = True
+    return out
+
+
 def _is_pair(e: Any) -> bool:
     """An ``[action, observation]`` pair: the ``history`` layout of OpenHands evaluation outputs
     before the flat event list (<= 0.9, 2024)."""
-    return isinstance(e, list) and 1 <= len(e) <= 2 and is_v0_event(e[0])
+    return isinstance(e, list) and 1 <= len(e) <= 2 and (is_v0_event(e[0]) or is_flat_event(e[0]))
 
 
 def _flatten(events: list[Any]) -> Iterator[tuple[str, Any]]:
@@ -117,6 +147,27 @@ def _flatten(events: list[Any]) -> Iterator[tuple[str, Any]]:
                 yield f"/{i}/{j}", x
         else:
             yield f"/{i}", e
+
+
+def _issue_id(issue: Any) -> str | None:
+    """``owner/repo#number`` of an openhands-resolver record's ``issue``."""
+    if not isinstance(issue, dict):
+        return None
+    owner, repo, number = issue.get("owner"), issue.get("repo"), issue.get("number")
+    if isinstance(owner, str) and isinstance(repo, str) and isinstance(number, int):
+        return f"{owner}/{repo}#{number}"
+    return None
+
+
+def _why_not_events(events: list[Any]) -> str:
+    """What the first events of a history lack to be read as OpenHands events, in words."""
+    first = events[0]
+    if isinstance(first, list):
+        first = first[0] if first else None
+    if not isinstance(first, dict):
+        return f"history[0] is a JSON {type(first).__name__}, not an event object"
+    keys = ", ".join(list(first)[:8]) or "none"
+    return f"history[0] has neither an 'action' nor an 'observation' name (keys: {keys})"
 
 
 def _str(v: Any) -> str | None:
@@ -269,6 +320,11 @@ class OpenHandsV0Importer(Importer):
             hist = rec.get("history")
             if isinstance(hist, list) and hist and (is_v0_event(hist[0]) or _is_pair(hist[0])):
                 return 0.85
+            if isinstance(hist, list) and hist and is_flat_event(hist[0]):
+                return 0.8  # the older flat events (openhands-resolver output.jsonl)
+            traj = rec.get("trajectory")
+            if isinstance(traj, list) and traj and is_v0_event(traj[0]):
+                return 0.85  # the server's /trajectory response saved as it came
         return 0.0
 
     def load(self, src: Source) -> Iterator[Trace | TraceLoadError]:
@@ -293,8 +349,13 @@ class OpenHandsV0Importer(Importer):
             yield self._trace(src, doc, None, line=None, index=None)
         elif isinstance(doc, dict) and isinstance(doc.get("history"), list):
             yield self._trace(src, doc["history"], doc, line=None, index=None)
+        elif isinstance(doc, dict) and isinstance(doc.get("trajectory"), list):
+            # GET /api/conversations/<id>/trajectory: {"trajectory": [events]}
+            yield self._trace(src, doc["trajectory"], None, line=None, index=None, base="/trajectory")
         else:
-            raise FormatError("not an OpenHands V0 trajectory: expected a list of events or {history: [...]}")
+            raise FormatError(
+                "not an OpenHands V0 trajectory: expected a list of events, {history: [...]} or {trajectory: [...]}"
+            )
 
     def _trace(
         self,
@@ -304,17 +365,21 @@ class OpenHandsV0Importer(Importer):
         *,
         line: int | None,
         index: int | None,
+        base: str | None = None,
     ) -> Trace:
-        if events and not any(is_v0_event(e) or _is_pair(e) for e in events[:5]):
-            raise FormatError("not an OpenHands V0 trajectory: events lack source/action/observation")
+        if events and not any(is_v0_event(e) or _is_pair(e) or is_flat_event(e) for e in events[:5]):
+            raise FormatError(f"not an OpenHands V0 trajectory: {_why_not_events(events)}")
         tid = None
         if envelope is not None:
             for key in ("instance_id", "conversation_id", "sid"):
                 if isinstance(envelope.get(key), (str, int)):
                     tid = str(envelope[key])
                     break
+            else:
+                tid = _issue_id(envelope.get("issue"))
         b = TraceBuilder(self.name, src.path, trace_id=tid, index=index)
-        base = "/history" if envelope is not None else ""
+        if base is None:
+            base = "/history" if envelope is not None else ""
         state = self._map(
             b, ((source_ref(line=line, pointer=f"{base}{where}"), e) for where, e in _flatten(events))
         )
@@ -324,6 +389,8 @@ class OpenHandsV0Importer(Importer):
             fields["raw"] = rest
             if isinstance(rest.get("instance_id"), str):
                 fields["task_id"] = rest["instance_id"]
+            elif tid is not None:
+                fields["task_id"] = tid  # resolver output: the issue
             if isinstance(rest.get("instruction"), str):
                 fields["task"] = rest["instruction"]
             meta = rest.get("metadata")
@@ -341,11 +408,15 @@ class OpenHandsV0Importer(Importer):
                 if usage is not None:
                     fields["usage"] = usage
             test_result = rest.get("test_result")
-            if isinstance(test_result, dict) or state.final_output is not None:
-                fields["outcome"] = Outcome(
-                    final_output=state.final_output,
-                    metrics={"test_result": test_result} if isinstance(test_result, dict) else {},
-                )
+            metrics_out: dict[str, Any] = (
+                {"test_result": test_result} if isinstance(test_result, dict) else {}
+            )
+            if isinstance(rest.get("success"), bool):  # the resolver's own LLM guess, not a test verdict
+                metrics_out["resolver_success"] = rest["success"]
+                if isinstance(rest.get("success_explanation"), str):
+                    metrics_out["resolver_success_explanation"] = rest["success_explanation"]
+            if metrics_out or state.final_output is not None:
+                fields["outcome"] = Outcome(final_output=state.final_output, metrics=metrics_out)
             err = rest.get("error")
             if isinstance(err, str) and err and state.finish_seq is None:
                 fields["termination"] = Termination(reason="error", by="error", native=err)
@@ -491,6 +562,10 @@ class OpenHandsV0Importer(Importer):
         yield b.build(**fields)
 
     def _event(self, b: TraceBuilder, e: dict[str, Any], ref: SourceRef, st: _State) -> None:
+        native = e
+        if is_flat_event(e):
+            e = _unflatten(e, st.prev_action)
+        st.prev_action = "action" in e and e.get("action") not in _SYSTEM_ACTIONS
         source = e.get("source")
         actor = source if isinstance(source, str) else None
         eid = _str(e.get("id"))
@@ -508,7 +583,7 @@ class OpenHandsV0Importer(Importer):
         if resp is not None and isinstance(resp.get("model"), str) and st.model is None:
             st.model = resp["model"]
         message = _str(e.get("message"))
-        raw: Any = e
+        raw: Any = native
         if "action" in e:
             action = _str(e.get("action")) or "unknown"
             args = e.get("args") if isinstance(e.get("args"), dict) else {}
@@ -570,12 +645,15 @@ class OpenHandsV0Importer(Importer):
             if isinstance(new_state, str):
                 st.last_state, st.last_state_seq = new_state, len(b.events) - 1
             return
-        if obs in ("null", "recall", "condensation") or (cause is None and tcm is None and obs != "error"):
+        answers = e.get("_answers") is True  # a flat observation: it answers the action before it
+        if obs in ("null", "recall", "condensation") or (
+            cause is None and tcm is None and obs != "error" and not answers
+        ):
             subtype = "context_compaction" if obs == "condensation" else obs
             b.add("system", actor=actor, role="environment", content=obs_text or message, subtype=subtype, raw=raw,
                   **common)  # fmt: skip
             return
-        if obs == "error" and cause is None and tcm is None:
+        if obs == "error" and cause is None and tcm is None and not answers:
             b.add("error", actor=actor, content=obs_text or message, raw=raw, **common)
             return
         meta = extras.get("metadata")
@@ -700,3 +778,4 @@ class _State:
         self.last_state_seq: int | None = None
         self.seen_calls: set[str] = set()
         self.acc: tuple[int, int, float] = (0, 0, 0.0)
+        self.prev_action = False  # the event before was a tool action (flat observations answer it)

@@ -9,7 +9,11 @@ Shapes read:
 * flat span lists some tools write: spans with ``trace_id``/``span_id`` (or the Python SDK
   ``ConsoleSpanExporter`` layout ``{name, context: {trace_id, span_id}, parent_id, start_time,
   status: {status_code}, attributes: {...}, events, resource}``, or Phoenix-style
-  ``context.span_id`` / ``span_kind`` / nested ``attributes``), as a list, JSONL or ``{spans: [...]}``.
+  ``context.span_id`` / ``span_kind`` / nested ``attributes``), as a list, JSONL or ``{spans: [...]}``,
+  or as the console exporter prints them: indented span objects one after another
+  (:attr:`Source.json_values`); the Go SDK's ``stdouttrace`` spans (``SpanContext``, ``Parent``,
+  ``[{Key, Value: {Type, Value}}]`` attributes) and the JS SDK's span objects (``HrTime`` times,
+  ``parentSpanContext``) likewise.
 
 Attribute values are OTLP ``AnyValue`` objects (``stringValue``, ``intValue`` as text,
 ``doubleValue``, ``boolValue``, ``arrayValue``, ``kvlistValue``, ``bytesValue``) or plain JSON;
@@ -44,7 +48,9 @@ from ``openinference.span.kind``, else the Vercel AI SDK ``ai.operationId``, els
   announced the call: matched by ``gen_ai.tool.call.id``/``tool_call.id``, else by tool name) and a
   ``tool_result`` at the span end (``is_error`` from the span status, duration).
 * AGENT / ``invoke_agent``: ``handoff`` with ``actor`` = the agent name (``agent.name``,
-  ``gen_ai.agent.name``, else the span name); nested spans inherit the actor. ``create_agent``:
+  ``gen_ai.agent.name``, else the span name); nested spans inherit the actor. Any span's
+  ``agent.name`` / ``gen_ai.agent.name`` / ``agent_name``, or the agent id in an autogen-core
+  ``process`` span's ``messaging.destination``, names its actor too. ``create_agent``:
   ``system`` event (subtype ``create_agent``) and an agent entry.
 * CHAIN, EVALUATOR, GUARDRAIL, EMBEDDING, ... and non-GenAI spans: ``system`` event with that
   subtype (kept so nothing is lost). An LLM span that wraps another LLM span counts as a chain.
@@ -60,6 +66,7 @@ and ``ai.telemetry.metadata.*`` to ``Trace.extra["ai_sdk"]``.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -270,13 +277,100 @@ def _is_batches(batches: Any) -> bool:
     )
 
 
+def _context(rec: dict[str, Any]) -> dict[str, Any]:
+    """A flat span's context: Python ``context`` ({trace_id, span_id}), or the JS SDK's span context
+    (``_spanContext`` / ``spanContext``: {traceId, spanId}) when a span object was JSON-stringified."""
+    for key in ("context", "_spanContext", "spanContext"):
+        val = rec.get(key)
+        if isinstance(val, dict):
+            return val
+    return {}
+
+
+def _hr_time(value: Any) -> Any:
+    """The JS SDK's ``HrTime`` (``[seconds, nanoseconds]``) as epoch seconds; other values unchanged."""
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return value[0] + value[1] / 1e9
+    return value
+
+
+def _is_go_span(rec: Any) -> bool:
+    """A span as the OpenTelemetry Go SDK's ``stdouttrace`` exporter prints it (``tracetest.SpanStub``:
+    ``Name``, ``SpanContext: {TraceID, SpanID}``, ``Parent``, ``StartTime``, ``Attributes: [{Key,
+    Value: {Type, Value}}]``, ...)."""
+    return isinstance(rec, dict) and isinstance(rec.get("SpanContext"), dict) and "Name" in rec
+
+
+def _go_pairs(kvs: Any) -> dict[str, Any]:
+    """Go ``[{Key, Value: {Type, Value}}]`` attributes (resource, span, event) as a plain dict."""
+    out: dict[str, Any] = {}
+    for kv in kvs if isinstance(kvs, list) else []:
+        if isinstance(kv, dict) and isinstance(kv.get("Key"), str):
+            val = kv.get("Value")
+            out[kv["Key"]] = val.get("Value") if isinstance(val, dict) else val
+    return out
+
+
+def _go_time(value: Any) -> Any:
+    """Go's zero time (``0001-01-01T00:00:00Z``, a span never started or ended) is no time."""
+    return None if isinstance(value, str) and value.startswith("0001-01-01") else value
+
+
+def _go_span_as_flat(sp: dict[str, Any]) -> dict[str, Any]:
+    """A Go ``stdouttrace`` span in the flat layout :meth:`OtlpImporter._span` reads. Older SDKs
+    (< 1.0) wrote ``MessageEvents``, ``StatusCode`` / ``StatusMessage``."""
+    ctx = sp["SpanContext"]
+    parent = sp.get("Parent")
+    status = sp.get("Status")
+    if isinstance(status, dict):
+        code, desc = status.get("Code"), status.get("Description")
+    else:
+        code, desc = sp.get("StatusCode"), sp.get("StatusMessage")
+    raw_events = sp.get("Events") if sp.get("Events") is not None else sp.get("MessageEvents")
+    events = [
+        {
+            "name": ev.get("Name"),
+            "timestamp": _go_time(ev.get("Time")),
+            "attributes": _go_pairs(ev.get("Attributes")),
+        }
+        for ev in (raw_events if isinstance(raw_events, list) else [])
+        if isinstance(ev, dict)
+    ]
+    return {
+        "name": sp.get("Name"),
+        "traceId": ctx.get("TraceID"),
+        "spanId": ctx.get("SpanID"),
+        "parentSpanId": parent.get("SpanID") if isinstance(parent, dict) else None,
+        "kind": sp.get("SpanKind"),
+        "start_time": _go_time(sp.get("StartTime")),
+        "end_time": _go_time(sp.get("EndTime")),
+        "status": {"code": code, "message": desc},
+        "attributes": _go_pairs(sp.get("Attributes")),
+        "events": events,
+    }
+
+
+def _go_scope(sp: dict[str, Any]) -> dict[str, Any]:
+    lib = sp.get("InstrumentationScope") or sp.get("InstrumentationLibrary")
+    if not isinstance(lib, dict) or not lib.get("Name"):
+        return {}
+    return {"name": lib.get("Name"), "version": lib.get("Version") or None}
+
+
 def _is_flat_span(rec: Any) -> bool:
     if not isinstance(rec, dict) or "span_data" in rec:
         return False
-    ctx_val = rec.get("context")
-    ctx: dict[str, Any] = ctx_val if isinstance(ctx_val, dict) else {}
-    has_trace = any(k in rec for k in ("traceId", "trace_id", "context.trace_id")) or "trace_id" in ctx
-    has_span = any(k in rec for k in ("spanId", "span_id", "context.span_id")) or "span_id" in ctx
+    ctx = _context(rec)
+    has_trace = any(k in rec for k in ("traceId", "trace_id", "context.trace_id")) or bool(
+        {"trace_id", "traceId"} & set(ctx)
+    )
+    has_span = any(k in rec for k in ("spanId", "span_id", "context.span_id")) or bool(
+        {"span_id", "spanId"} & set(ctx)
+    )
     return has_trace and has_span and "name" in rec
 
 
@@ -352,6 +446,21 @@ class _Ctx(SpanContext[_Span]):
         extra.setdefault("status", span.status)
 
 
+# autogen-core's runtime names the agent that handles a message in ``messaging.destination``:
+# ``<agent type>.(<key>)-A`` (``-T`` for a topic); AgentChat team members' types end with
+# ``_<team id>`` (``WebSurfer_7f1e...``)
+_RUNTIME_AGENT = re.compile(r"^(?P<type>.+?)\.\((?P<key>[^()]*)\)-A$")
+_TEAM_SUFFIX = re.compile(r"_[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$")
+
+
+def _runtime_agent(destination: str | None) -> str | None:
+    """The agent name in an autogen-core ``messaging.destination`` that is an agent id, else None."""
+    m = _RUNTIME_AGENT.match(destination or "")
+    if m is None:
+        return None
+    return _TEAM_SUFFIX.sub("", m.group("type")) or None
+
+
 @register
 class OtlpImporter(Importer):
     name = "otlp"
@@ -365,6 +474,10 @@ class OtlpImporter(Importer):
 
     def sniff(self, src: Source) -> float:
         rec = src.first_object
+        if rec is None and src.json_shape == "object":
+            values = src.json_values  # pretty-printed spans one after another (ConsoleSpanExporter)
+            rec = values[0][2] if values else None
+            return 0.85 if isinstance(rec, dict) and (_is_flat_span(rec) or _is_go_span(rec)) else 0.0
         if rec is None:
             return 0.0
         if any(k in rec for k in SPANS_KEYS):
@@ -382,7 +495,7 @@ class OtlpImporter(Importer):
         inner = _wrapped_request(rec)
         if inner is not None:
             return 0.9
-        if _is_flat_span(rec):
+        if _is_flat_span(rec) or _is_go_span(rec):
             return 0.85
         spans = rec.get("spans")
         if isinstance(spans, list) and spans and _is_flat_span(spans[0]):
@@ -396,8 +509,9 @@ class OtlpImporter(Importer):
         errors = 0
         shape = src.json_shape
         # a span of a record that cannot be read is reported (one error each) and the rest loads
-        if shape == "jsonl":
-            for line, offset, value in src.iter_jsonl():
+        stream = src.json_values if shape == "object" else None  # ConsoleSpanExporter output
+        if shape == "jsonl" or stream is not None:
+            for line, offset, value in src.iter_jsonl() if stream is None else stream:
                 if isinstance(value, FormatError):
                     errors += 1
                     yield TraceLoadError(src.path, value.reason, line=line, offset=offset)
@@ -499,6 +613,12 @@ class OtlpImporter(Importer):
         inner = _wrapped_request(rec)
         if inner is not None:
             return self._record(rec[inner], line, f"{pointer}/{inner}", order, bad)
+        if _is_go_span(rec):  # the Go SDK's stdouttrace exporter
+            span = self._span(
+                _go_span_as_flat(rec), _go_pairs(rec.get("Resource")), _go_scope(rec), line, pointer, order
+            )
+            span.raw = rec
+            return [span]
         if _is_flat_span(rec):
             return [self._span(rec, {}, {}, line, pointer, order)]
         if isinstance(rec.get("spans"), list):
@@ -607,13 +727,22 @@ class OtlpImporter(Importer):
     ) -> _Span:
         if not isinstance(sp, dict):
             raise FormatError(f"span at {pointer or '/'} is not an object")
-        ctx_val = sp.get("context")
-        ctx: dict[str, Any] = ctx_val if isinstance(ctx_val, dict) else {}
-        trace_id = hex_id(first(sp, "traceId", "trace_id", "context.trace_id") or ctx.get("trace_id"))
-        span_id = hex_id(first(sp, "spanId", "span_id", "context.span_id") or ctx.get("span_id"))
+        ctx = _context(sp)
+        trace_id = hex_id(
+            first(sp, "traceId", "trace_id", "context.trace_id") or first(ctx, "trace_id", "traceId")
+        )
+        span_id = hex_id(first(sp, "spanId", "span_id", "context.span_id") or first(ctx, "span_id", "spanId"))
         if trace_id is None or span_id is None:
-            raise FormatError(f"span at {pointer or '/'} has no traceId/spanId")
+            where = f"span at {pointer or '/'}"
+            if not ctx:  # an OTLP span
+                raise FormatError(f"{where} has no traceId/spanId")
+            # a flat span (console exporter, JS span object): say which id its context lacks
+            missing = " and ".join(n for n, v in (("trace id", trace_id), ("span id", span_id)) if v is None)
+            raise FormatError(f"{where} has no {missing} in its context")
         parent = hex_id(first(sp, "parentSpanId", "parent_span_id", "parent_id", "parentId"))
+        parent_ctx = sp.get("parentSpanContext")  # JS SDK 2.x
+        if parent is None and isinstance(parent_ctx, dict):
+            parent = hex_id(parent_ctx.get("spanId"))
         attrs = attributes(sp.get("attributes"))
         for k, v in sp.items():  # Phoenix dataframe exports: "attributes.llm.model_name" columns
             if k.startswith("attributes.") and v is not None:
@@ -625,7 +754,7 @@ class OtlpImporter(Importer):
         raw_events = sp.get("events")
         for ev in raw_events if isinstance(raw_events, list) else []:
             if isinstance(ev, dict):
-                ts = parse_ts(first(ev, "timeUnixNano", "time_unix_nano", "timestamp", "time"))
+                ts = parse_ts(_hr_time(first(ev, "timeUnixNano", "time_unix_nano", "timestamp", "time")))
                 events.append((str(ev.get("name") or ""), ts, attributes(ev.get("attributes"))))
         if not resource and isinstance(sp.get("resource"), dict):
             resource = attributes(sp["resource"].get("attributes"))
@@ -637,8 +766,10 @@ class OtlpImporter(Importer):
             parent_id=parent if parent != span_id else None,
             name=name if isinstance(name, str) else str(name or ""),
             kind=_span_kind(first(sp, "kind", "spanKind")),
-            start=parse_ts(first(sp, "startTimeUnixNano", "start_time_unix_nano", "start_time", "startTime")),
-            end=parse_ts(first(sp, "endTimeUnixNano", "end_time_unix_nano", "end_time", "endTime")),
+            start=parse_ts(
+                _hr_time(first(sp, "startTimeUnixNano", "start_time_unix_nano", "start_time", "startTime"))
+            ),
+            end=parse_ts(_hr_time(first(sp, "endTimeUnixNano", "end_time_unix_nano", "end_time", "endTime"))),
             status=status,
             status_message=message,
             attrs=attrs,
@@ -688,6 +819,8 @@ class OtlpImporter(Importer):
     def _agent_name(self, span: _Span) -> str | None:
         a = span.attrs
         name = sval(a.get("agent.name")) or sval(a.get("gen_ai.agent.name")) or sval(a.get("agent_name"))
+        if name is None and sval(a.get("messaging.operation")) == "process":
+            name = _runtime_agent(sval(a.get("messaging.destination")))
         if name is None and span.native_kind in _VERCEL_OUTER:
             name = sval(a.get("ai.telemetry.functionId"))  # the caller's name for this generateText call
         if name is None and span.cls in ("agent", "create_agent"):
