@@ -67,10 +67,15 @@ def select_best(
     *,
     key: GroupKey = by_task,
     assessments: Sequence[Assessment] | None = None,
+    compare: Callable[[Trace, Trace], float] | None = None,
 ) -> dict[str, Trace]:
     """The best rollout of each group (task) by ``scorer``; ties as the module docstring says.
 
     ``assessments`` (one per rollout, in order) skips scoring when they are already known.
+    ``compare(a, b)`` — the probability that ``a`` rather than ``b`` succeeded, e.g.
+    :meth:`mastkit.verify.llm.PairwiseJudge.prefer_first` — settles the two finalists of each
+    group with at least two rollouts: the runner-up is chosen only when the comparison favours
+    it (below 0.5); at exactly 0.5 the scorer's order stands.
     """
     items = list(rollouts)
     if assessments is None:  # rollouts outside every group are not scored (an LLM call each)
@@ -78,4 +83,10 @@ def select_best(
         scored = scorer.assess_many(items)
     else:
         scored = list(assessments)
-    return {k: ranked[0].trace for k, ranked in rank(items, scored, key).items()}
+    chosen = {}
+    for k, ranked in rank(items, scored, key).items():
+        best = ranked[0].trace
+        if compare is not None and len(ranked) > 1 and compare(best, ranked[1].trace) < 0.5:
+            best = ranked[1].trace
+        chosen[k] = best
+    return chosen
