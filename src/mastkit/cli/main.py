@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from mastkit import __version__
-from mastkit.cli import annotate, attribute, demo, diff, doctor, eval, export, report, traces
+from mastkit.cli import annotate, attribute, demo, diff, doctor, eval, export, report, traces, verify
 from mastkit.cli._settings import load_settings
 
 app = typer.Typer(
@@ -23,6 +23,7 @@ app.command("eval")(eval.eval_cmd)
 app.command("report")(report.report_cmd)
 app.command("diff")(diff.diff_cmd)
 app.command("doctor")(doctor.doctor_cmd)
+app.command("verify")(verify.verify_cmd)
 app.add_typer(export.app, name="export")
 
 

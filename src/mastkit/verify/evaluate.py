@@ -185,7 +185,7 @@ def evaluate_selection(
         elif scorer.trainable and hasattr(scorer, "fresh"):
             k = min(n_splits, len(set(groups)))
             scored = cross_val_assess(scorer, kept, labels, groups, n_splits=n_splits)  # type: ignore[arg-type]
-            protocol = f"GroupKFold by task, {k} folds (held-out tasks)"
+            protocol = f"GroupKFold by task, k={k}"
         else:
             scored = scorer.assess_many(kept)
             protocol = "no fitting"
