@@ -17,8 +17,8 @@ from mastkit.verify.scorers import Assessment
 def _data() -> list[Trace]:
     # task a: the short run succeeds; task b: both fail; task c: the long run succeeds
     return [
-        rollout("a", 0, success=True, turns=1),
-        rollout("a", 1, success=False, turns=4),
+        rollout("a", 0, success=False, turns=4),
+        rollout("a", 1, success=True, turns=1),
         rollout("b", 0, success=False, turns=1),
         rollout("b", 1, success=False, turns=2),
         rollout("c", 0, success=False, turns=1),
@@ -34,10 +34,12 @@ def test_hand_computed_table() -> None:
     assert short.pass_at_1.value == pytest.approx(1 / 3)
     assert short.oracle.value == pytest.approx(2 / 3)
     assert short.selected.value == pytest.approx(1 / 3)  # a: 1, b: 0, c: 0
-    assert short.choices == {"a": "a-t0", "b": "b-t0", "c": "c-t0"}
+    assert short.choices == {"a": "a-t1", "b": "b-t0", "c": "c-t0"}
     assert short.gain.value == pytest.approx(0.0)
     # every rollout ties under random: selected is the expected value of a uniform pick = pass@1
+    # (the tie-break's own choice, every *-t0, would score 0)
     assert rnd.selected.value == pytest.approx(rnd.pass_at_1.value)
+    assert set(rnd.choices.values()) == {"a-t0", "b-t0", "c-t0"}
     for r in (short, rnd):
         for iv in (r.pass_at_1, r.selected, r.oracle):
             assert iv.lo <= iv.value <= iv.hi
