@@ -150,3 +150,19 @@ def test_real_multi_rollout_table(tmp_path: Path) -> None:
     assert rows["random"]["selected"]["value"] == pytest.approx(0.42)
     for r in rows.values():
         assert 0.2 <= r["selected"]["value"] <= 0.72
+
+
+def test_eval_html_section_is_escaped(tmp_path: Path) -> None:
+    from mastkit.report.verify_section import verify_section
+    from mastkit.verify import NoHandoffScorer, evaluate_selection
+
+    f = _write(tmp_path / "r.jsonl", _rollouts())
+    page = tmp_path / "v.html"
+    res = run(str(f), "--eval", "--scorer", "no_handoff", "--html", str(page), tmp=tmp_path)
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert "<th>no_handoff</th>" in text and "50.0%" in text and "<script" not in text
+    scorer = NoHandoffScorer()
+    scorer.name = "<b>x</b>"
+    section = verify_section(evaluate_selection(_rollouts(), [scorer], n_boot=100))
+    assert "&lt;b&gt;x&lt;/b&gt;" in section and "<b>" not in section

@@ -93,6 +93,10 @@ def verify_cmd(
     ] = 2000,
     seed: Annotated[int, typer.Option(help="--eval: bootstrap seed.")] = 0,
     json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="--eval: also write the table as a self-contained HTML page."),
+    ] = None,
 ) -> None:
     """Score each rollout's chance of success without seeing its outcome, and pick one per task.
 
@@ -175,7 +179,7 @@ def verify_cmd(
             raise _fail(str(exc)) from None
 
         if evaluate:
-            code = _evaluate(rollouts, scorers, folds=folds, n_boot=n_boot, seed=seed, json=json)
+            code = _evaluate(rollouts, scorers, folds=folds, n_boot=n_boot, seed=seed, json=json, html=html)
         else:
             if train:
                 labelled = [
@@ -232,11 +236,22 @@ def _natural(key: str) -> tuple[int, int | str]:
 
 
 def _evaluate(
-    rollouts: list[Trace], scorers: list[Any], *, folds: int, n_boot: int, seed: int, json: bool
+    rollouts: list[Trace],
+    scorers: list[Any],
+    *,
+    folds: int,
+    n_boot: int,
+    seed: int,
+    json: bool,
+    html: Path | None,
 ) -> int:
     from mastkit.verify import evaluate_selection
 
     ev = evaluate_selection(rollouts, scorers, n_splits=folds, n_boot=n_boot, seed=seed)
+    if html is not None:
+        from mastkit.report.verify_section import verify_page
+
+        html.write_text(verify_page(ev), encoding="utf-8")
     if json:
         write_bytes(to_json(ev.as_dict()) + b"\n")
     else:
