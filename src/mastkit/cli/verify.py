@@ -77,6 +77,9 @@ def verify_cmd(
         bool, typer.Option(help="LLM scorers: settle each task's two finalists by a pairwise comparison.")
     ] = False,
     hide_task: Annotated[bool, typer.Option(help="LLM scorers: do not show the task text.")] = False,
+    max_event_chars: Annotated[
+        int, typer.Option(min=500, help="LLM scorers: longest event text shown whole (head and tail beyond).")
+    ] = 1200,
     db: Annotated[
         Path, typer.Option(help="Store file (response cache, annotations).", envvar="MASTKIT_DB")
     ] = Path("mastkit.db"),
@@ -164,7 +167,7 @@ def verify_cmd(
                         "assume_price": assume_price,
                         "timeout": timeout,
                         "provider_options": provider_options(max_attempts),
-                        "options": VerifyOptions(keep_task=not hide_task),
+                        "options": VerifyOptions(keep_task=not hide_task, max_event_chars=max_event_chars),
                         "concurrency": concurrency,
                     }
                     scorers.append(

@@ -37,7 +37,7 @@ from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.llm.call import CallUsage, ResponseCache, cached_call
 from mastkit.llm.fence import fence_name, fence_secret
 from mastkit.llm.redact import redact_trace
-from mastkit.llm.render import render_windows
+from mastkit.llm.render import RenderOptions, render_windows
 from mastkit.llm.reply import ReplyError, json_object, strict_schema
 from mastkit.llm.runner import RunResult, run_per_trace_sync
 from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider, run_sync
@@ -113,6 +113,9 @@ class VerifyOptions:
     structured_output: bool = True
     keep_task: bool = True
     """Show the task text (for tau-bench: the user simulator's goal) to the verifier."""
+    max_event_chars: int = 1200
+    """Longest event text shown whole; longer ones keep their head and tail (a long system
+    prompt holding the agent's policy is cut too: raise this to show it whole)."""
 
 
 _FENCE_RULES = """\
@@ -253,7 +256,8 @@ class _Base:
         return trace
 
     def _render(self, trace: Trace, tokens: int) -> str:
-        windows = render_windows(trace, max(500, tokens // 2), max_windows=2)
+        opts = RenderOptions(max_event_chars=self.options.max_event_chars, tail_chars=400)
+        windows = render_windows(trace, max(500, tokens // 2), max_windows=2, opts=opts)
         return f"{context_block(trace)}\n\n## Events\n" + "\n".join(w.text for w in windows)
 
     async def _ask(
