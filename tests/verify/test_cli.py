@@ -166,3 +166,60 @@ def test_eval_html_section_is_escaped(tmp_path: Path) -> None:
     scorer.name = "<b>x</b>"
     section = verify_section(evaluate_selection(_rollouts(), [scorer], n_boot=100))
     assert "&lt;b&gt;x&lt;/b&gt;" in section and "<b>" not in section
+
+
+def test_train_fits_failure_vector_on_other_tasks(tmp_path: Path) -> None:
+    # labelled tasks where a hand-off means success: the fitted scorer picks the hand-off run,
+    # the default weights (which penalise a hand-off) pick the other one
+    labelled = []
+    for i in range(8):
+        labelled.append(rollout(f"l{i}", 0, success=True, handoff=True))
+        labelled.append(rollout(f"l{i}", 1, success=False))
+    train = _write(tmp_path / "train.jsonl", labelled)
+    new = _write(tmp_path / "new.jsonl", [rollout("n", 0), rollout("n", 1, handoff=True)])
+    fitted = run(str(new), "--json", "--train", str(train), tmp=tmp_path)
+    assert fitted.exit_code == 0, fitted.output
+    assert json.loads(fitted.stdout)["failure_vector"]["n"]["trace_id"] == "n-t1"
+    default = run(str(new), "--json", tmp=tmp_path)
+    assert json.loads(default.stdout)["failure_vector"]["n"]["trace_id"] == "n-t0"
+
+
+def test_annotations_run_feeds_the_failure_vector(tmp_path: Path) -> None:
+    from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
+    from mastkit.store import Store
+
+    config = AnnotatorConfig(kind="llm", model="openai:x", taxonomy_version="t")
+    h = config.config_hash()
+    with Store(tmp_path / "m.db") as store:
+        store.register_run(config)
+        bad = [ModeVerdict(code="FM-3.1", verdict="present")]
+        store.put_annotation(Annotation(trace_id="n-t0", config=config, config_hash=h, verdicts=bad), "h0")
+        store.put_annotation(Annotation(trace_id="n-t1", config=config, config_hash=h, verdicts=[]), "h1")
+    new = _write(tmp_path / "new.jsonl", [rollout("n", 0), rollout("n", 1)])
+    plain = run(str(new), "--json", "--scorer", "failure_vector_defaults", tmp=tmp_path)
+    assert json.loads(plain.stdout)["failure_vector_defaults"]["n"]["trace_id"] == "n-t0"  # tie: trace id
+    res = run(str(new), "--json", "--scorer", "failure_vector_defaults", "--annotations-run", h, tmp=tmp_path)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["failure_vector_defaults"]["n"]["trace_id"] == "n-t1"
+    assert run(str(new), "--annotations-run", "nope", tmp=tmp_path).exit_code == 2
+
+
+def test_pairwise_in_eval_through_the_server(tmp_path: Path) -> None:
+    f = _write(tmp_path / "r.jsonl", _rollouts()[:4])  # t0, t1: the t0 rollouts succeed (t1-t0 fails)
+
+    def handler(body: Any) -> str:
+        text = json.dumps(body)
+        if '"better"' in text:  # pairwise: prefer the run that handed off (the tie-break would not)
+            a_part = text.split("# Run B")[0]
+            better = "A" if "transfer_to_human" in a_part else "B"
+            return json.dumps({"reasoning": "r", "better": better, "confidence": 0.9})
+        return json.dumps({"reasoning": "r", "success_probability": 0.5})
+
+    with FakeLLMServer(handler=handler) as srv:
+        base = ["--model", "openai:x", "--base-url", srv.openai_base_url, "--scorer", "llm_plain"]
+        res = run(str(f), "--eval", "--json", "--pairwise", *base, tmp=tmp_path)
+    assert res.exit_code == 0, res.output
+    (row,) = json.loads(res.stdout)["results"]
+    assert row["protocol"] == "no fitting + pairwise finalists"
+    assert row["choices"] == {"t0": "t0-t1", "t1": "t1-t1"}
+    assert row["selected"]["value"] == pytest.approx(0.0)  # t0-t1 and t1-t1 both failed

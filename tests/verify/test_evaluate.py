@@ -95,3 +95,13 @@ def test_evaluate_uses_held_out_tasks_for_trainable_scorers() -> None:
 def test_cv_needs_two_tasks() -> None:
     with pytest.raises(ValueError, match="two tasks"):
         cv_splits(["a", "a", "a"], 5)
+
+
+def test_compare_settles_finalists_in_the_evaluation() -> None:
+    # shortest ranks a-t1 (success) first; a comparison that always prefers the runner-up loses it
+    data = _data()
+    ev = evaluate_selection(data, [ShortestScorer()], n_boot=100, compare={"shortest": lambda a, b: 0.0})
+    (row,) = ev.results
+    assert row.protocol.endswith("pairwise finalists")
+    assert row.choices == {"a": "a-t0", "b": "b-t1", "c": "c-t1"}
+    assert row.selected.value == pytest.approx(1 / 3)  # a: 0, b: 0, c: 1

@@ -182,7 +182,17 @@ def verify_cmd(
             raise _fail(str(exc)) from None
 
         if evaluate:
-            code = _evaluate(rollouts, scorers, folds=folds, n_boot=n_boot, seed=seed, json=json, html=html)
+            compare = {s.name: judge.prefer_first for s in scorers if judge is not None and s.name in LLM}
+            code = _evaluate(
+                rollouts,
+                scorers,
+                folds=folds,
+                n_boot=n_boot,
+                seed=seed,
+                json=json,
+                html=html,
+                compare=compare,
+            )
         else:
             if train:
                 labelled = [
@@ -206,7 +216,7 @@ def _select(rollouts: list[Trace], scorers: list[Any], judge: Any, *, json: bool
         scored = s.assess_many(rollouts)
         failed += sum(1 for a in scored if a.probability is None)
         by_id = {t.trace_id: a for t, a in zip(rollouts, scored, strict=True)}
-        compare = judge.prefer_first if judge is not None and s.name.startswith("llm_") else None
+        compare = judge.prefer_first if judge is not None and s.name in LLM else None
         chosen = select_best(rollouts, s, assessments=scored, compare=compare)
         result[s.name] = {
             task: {
@@ -247,10 +257,11 @@ def _evaluate(
     seed: int,
     json: bool,
     html: Path | None,
+    compare: dict[str, Any],
 ) -> int:
     from mastkit.verify import evaluate_selection
 
-    ev = evaluate_selection(rollouts, scorers, n_splits=folds, n_boot=n_boot, seed=seed)
+    ev = evaluate_selection(rollouts, scorers, n_splits=folds, n_boot=n_boot, seed=seed, compare=compare)
     if html is not None:
         from mastkit.report.verify_section import verify_page
 
@@ -267,7 +278,8 @@ def _evaluate(
                 r.selected.fmt(),
                 r.oracle.fmt(),
                 r.gain.fmt(),
-                "held-out" if r.protocol.startswith("GroupKFold") else "as is",
+                ("held-out" if r.protocol.startswith("GroupKFold") else "as is")
+                + (" + pairwise" if r.protocol.endswith("pairwise finalists") else ""),
             )
         out.print(table)
         out.print(

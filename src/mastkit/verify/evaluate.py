@@ -24,7 +24,7 @@ its sibling rollouts).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -165,12 +165,16 @@ def evaluate_selection(
     n_boot: int = 2000,
     seed: int = 0,
     assessments: dict[str, Sequence[Assessment]] | None = None,
+    compare: Mapping[str, Callable[[Trace, Trace], float]] | None = None,
 ) -> Evaluation:
     """The pass@1 / selected / oracle table of each scorer on rollouts with known outcomes.
 
     Rollouts without a group or without ``outcome.success`` are left out (counted in
     ``skipped``). Trainable scorers are scored out of fold (:func:`cross_val_assess`).
     ``assessments`` (scorer name -> one per kept rollout) reuses scores already computed.
+    ``compare`` (scorer name -> ``compare(a, b)``, as for :func:`mastkit.verify.select_best`)
+    settles that scorer's two finalists of each task: selected is then the success of the
+    rollout the comparison keeps (the first two in rank order are the finalists).
     """
     kept = [
         t for t in rollouts if key(t) is not None and t.outcome is not None and t.outcome.success is not None
@@ -189,7 +193,10 @@ def evaluate_selection(
         else:
             scored = scorer.assess_many(kept)
             protocol = "no fitting"
-        results.append(_row(scorer.name, protocol, kept, labels, scored, key, n_boot, seed))
+        settle = (compare or {}).get(scorer.name)
+        if settle is not None:
+            protocol += " + pairwise finalists"
+        results.append(_row(scorer.name, protocol, kept, labels, scored, key, n_boot, seed, settle))
     return Evaluation(
         results=results,
         tasks=len(set(groups)),
@@ -209,6 +216,7 @@ def _row(
     key: GroupKey,
     n_boot: int,
     seed: int,
+    settle: Callable[[Trace, Trace], float] | None = None,
 ) -> ScorerResult:
     success = {id(t): float(y) for t, y in zip(kept, labels, strict=True)}
     ranked = rank(kept, scored, key)
@@ -222,11 +230,16 @@ def _row(
         tied = [success[id(r.trace)] for r in members if r.assessment.probability == best]
         p1 = sum(outcomes) / len(outcomes)
         sel = sum(tied) / len(tied)
+        choice = members[0].trace
+        if settle is not None and len(members) > 1:
+            if settle(members[0].trace, members[1].trace) < 0.5:
+                choice = members[1].trace
+            sel = success[id(choice)]
         pass1.append(p1)
         selected.append(sel)
         oracle.append(max(outcomes))
         gain.append(sel - p1)
-        choices[task] = members[0].trace.trace_id
+        choices[task] = choice.trace_id
     cis = task_bootstrap([pass1, selected, oracle, gain], n_boot=n_boot, seed=seed)
     return ScorerResult(
         scorer=name,
