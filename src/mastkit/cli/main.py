@@ -39,6 +39,7 @@ COMMANDS: dict[str, Verb] = {
     "feedback": Verb(
         "feedback", "feedback_cmd", "Feedback for the next attempt: pattern A (a tool) or B (a reflection)."
     ),
+    "verify": Verb("verify", "verify_cmd", "Pick the best rollout per task; --eval compares scorers."),
     "experiment": Verb("experiment", "experiment_cmd", "Run an agent per task and arm; compare pass rates."),
 }
 
