@@ -1,0 +1,280 @@
+"""Tests that kill the mutants of the judge core that survived tests/annotate (see docs/mutation.md).
+
+Each test states a behaviour with hand-computed expected values; the comment above a group names
+the kind of mutant it catches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from mastkit.annotate import annotate
+from mastkit.annotate.judge.evidence import TraceText, check_item, verify
+from mastkit.annotate.judge.judge import JudgeAnnotator, JudgeOptions, combine
+from mastkit.annotate.model import Evidence, ModeVerdict
+from mastkit.providers import get_provider
+from mastkit.testing import FakeLLMServer
+from mastkit.traces.model import Event, ToolCall, ToolResult, Trace
+
+from ._judgekit import FAST_RETRY, TAX, make_judge, reply_json, simple_trace
+
+
+def _trace(*events: Event) -> Trace:
+    return Trace(trace_id="t", source_format="test", events=list(events))
+
+
+def _bare(seq: int, text: str) -> Event:
+    """An event with no actor and no role: its searchable text is its content only."""
+    return Event(seq=seq, kind="message", content=text)
+
+
+def _present(*items: Evidence, rationale: str | None = None) -> ModeVerdict:
+    return ModeVerdict(
+        code="FM-1.1", verdict="present", evidence=list(items), rationale=rationale, source="j"
+    )
+
+
+# -- evidence: where pieces of a quote are searched ------------------------------------------------
+
+
+def test_quote_pieces_must_appear_in_order_within_one_event() -> None:
+    text = TraceText.of(_trace(_bare(0, "We first tried a rollback, then deployment failed.")))
+    # both pieces are in the event, but in the other order: not a quote of it
+    assert text.find(["deployment failed", "rollback"]) == []
+    assert text.find(["rollback", "deployment failed"]) == [0]
+    item = Evidence(seq_start=0, seq_end=0, quote="deployment failed … rollback")
+    assert check_item(item, text) == (
+        None,
+        "quote not found in the trace: 'deployment failed … rollback'",
+    )
+
+
+def test_a_quote_at_the_very_start_of_an_event_is_found_there() -> None:
+    text = TraceText.of(_trace(_bare(0, "Hello there."), _bare(1, "Tests passed on the first try.")))
+    assert text.find(["tests passed"]) == [1]
+    kept, reason = check_item(Evidence(seq_start=0, seq_end=0, quote="Tests passed"), text)
+    assert reason is None and kept is not None
+    assert (kept.seq_start, kept.seq_end) == (1, 1)
+    assert kept.note == "quote found at event 1, not at the cited 0..0"
+
+
+def test_find_skips_seqs_the_trace_does_not_have() -> None:
+    text = TraceText.of(_trace(_bare(0, "alpha beta gamma"), _bare(1, "alpha beta gamma")))
+    assert text.find(["beta"], [7, 1, 0]) == [1, 0]
+
+
+def test_a_multi_event_quote_is_read_in_order_from_the_first_cited_event() -> None:
+    text = TraceText.of(
+        _trace(
+            _bare(0, "alpha checks passed"),
+            _bare(1, "then beta deploy failed, alpha checks passed again"),
+        )
+    )
+    item = Evidence(seq_start=0, seq_end=1, quote="alpha checks passed … beta deploy failed")
+    assert check_item(item, text) == (item, None)
+    # the same pieces in the other order occur nowhere
+    wrong = Evidence(seq_start=0, seq_end=1, quote="beta deploy failed … alpha checks passed … then")
+    assert check_item(wrong, text)[0] is None
+
+
+def test_a_quote_running_over_the_boundary_of_two_cited_events_is_verified() -> None:
+    text = TraceText.of(_trace(_bare(0, "The build is green."), _bare(1, "Ship it now")))
+    item = Evidence(seq_start=0, seq_end=1, quote="the build is green. ship it now")
+    assert check_item(item, text) == (item, None)
+
+
+def test_actor_role_and_tool_names_are_searchable_text() -> None:
+    trace = _trace(
+        Event(seq=0, kind="message", actor="ops_bot", content="Shipping now."),
+        Event(seq=1, kind="message", role="assistant", actor="x", content="ok"),
+        Event(
+            seq=2,
+            kind="tool_call",
+            actor="coder",
+            tool_call=ToolCall(name="apply_migrations", arguments={"db": "prod"}),
+        ),
+        Event(
+            seq=3,
+            kind="tool_result",
+            actor="coder",
+            tool_result=ToolResult(name="apply_migrations", output="done"),
+        ),
+    )
+    text = TraceText.of(trace)
+    assert text.by_seq[0] == "ops_bot shipping now."
+    assert text.by_seq[1] == "x assistant ok"
+    assert text.find(["ops_bot shipping now"]) == [0]
+    assert text.find(["apply_migrations"]) == [2, 3]
+
+
+def test_surrounding_quote_marks_and_full_stops_are_not_part_of_the_quote() -> None:
+    text = TraceText.of(_trace(_bare(0, "Done, I fixed it")))
+    item = Evidence(seq_start=0, seq_end=0, quote='"Done, I fixed it."')
+    assert check_item(item, text) == (item, None)
+
+
+def test_an_open_ended_citation_is_checked_at_its_start() -> None:
+    text = TraceText.of(_trace(_bare(0, "nothing here"), _bare(1, "Rollback finished cleanly")))
+    item = Evidence(seq_start=1, seq_end=None, quote="rollback finished")
+    assert check_item(item, text) == (item, None)
+
+
+def test_a_citation_with_only_an_end_seq_is_looked_up_in_the_whole_trace() -> None:
+    text = TraceText.of(_trace(_bare(0, "nothing here"), _bare(1, "Rollback finished cleanly")))
+    kept, reason = check_item(Evidence(seq_end=0, quote="rollback finished"), text)
+    assert reason is None and kept is not None
+    assert (kept.seq_start, kept.seq_end) == (1, 1)
+    assert kept.note == "quote found at event 1, not at the cited None..0"
+
+
+def test_the_reasons_for_rejecting_evidence() -> None:
+    text = TraceText.of(_trace(_bare(0, "Rollback finished cleanly")))
+    assert check_item(Evidence(seq_start=0), text) == (None, "no quote")
+    assert check_item(Evidence(seq_start=0, quote="ok …"), text) == (None, "quote too short to locate")
+
+
+def test_a_downgraded_verdict_says_why_and_lists_what_was_rejected() -> None:
+    text = TraceText.of(_trace(_bare(0, "Rollback finished cleanly")))
+    no_evidence = verify(_present(), text)
+    assert no_evidence.verdict == "unknown"
+    assert no_evidence.rationale == "judged present, but no evidence given; kept as unknown"
+    invented = verify(_present(Evidence(quote="the database was dropped"), rationale="it broke"), text)
+    assert invented.rationale == (
+        "judged present, but none of its evidence was found in the trace; kept as unknown"
+        " (judge's reasoning: it broke)"
+    )
+    assert invented.extra["downgraded_from"] == "present"
+    assert invented.extra["unverified_evidence"] == [
+        {
+            "quote": "the database was dropped",
+            "reason": "quote not found in the trace: 'the database was dropped'",
+        }
+    ]
+
+
+# -- combine: how samples are merged -----------------------------------------------------------------
+
+
+def _v(verdict: str, confidence: float | None = None, rationale: str | None = None) -> ModeVerdict:
+    return ModeVerdict(
+        code="FM-1.1", verdict=verdict, confidence=confidence, rationale=rationale, source="sample"
+    )  # type: ignore[arg-type]
+
+
+def test_one_unknown_of_two_samples_leaves_the_other_to_decide() -> None:
+    (out,) = combine([[_v("present", 0.9)], [_v("unknown")]], "judge:m")
+    assert (out.verdict, out.confidence, out.source) == ("present", 0.9, "judge:m")
+    assert out.extra == {"votes": {"present": 1, "unknown": 1}, "samples": 2}
+
+
+def test_an_even_split_is_unknown_and_says_so() -> None:
+    (out,) = combine([[_v("present", 0.8, "saw it")], [_v("absent", 0.8, "did not")]], "judge:m")
+    assert (out.verdict, out.confidence) == ("unknown", None)
+    assert out.rationale == "the 2 samples disagree evenly: {'present': 1, 'absent': 1}"
+
+
+def test_a_majority_of_unknowns_keeps_their_reasoning() -> None:
+    samples = [[_v("unknown", rationale="cannot tell")], [_v("unknown")], [_v("present", 0.9, "yes")]]
+    (out,) = combine(samples, "judge:m")
+    assert (out.verdict, out.rationale) == ("unknown", "cannot tell")
+
+
+def test_unsure_absents_add_up_to_present_without_a_borrowed_rationale() -> None:
+    # absent with confidence 0.2 means p(present) = 0.8 for each sample
+    (out,) = combine([[_v("absent", 0.2, "probably fine")], [_v("absent", 0.2)]], "judge:m")
+    assert (out.verdict, out.confidence, out.rationale, out.evidence) == ("present", 0.8, None, [])
+
+
+def test_the_combined_confidence_is_rounded_to_three_places() -> None:
+    samples = [[_v("present", 0.91)], [_v("present", 0.8)], [_v("present", 0.8)]]
+    (out,) = combine(samples, "judge:m")
+    assert out.confidence == 0.837  # mean 0.83666...
+
+
+# -- the annotator around one request ----------------------------------------------------------------
+
+
+def _annotator(srv: FakeLLMServer | None = None, **options: Any) -> JudgeAnnotator:
+    url = srv.openai_base_url if srv is not None else "http://127.0.0.1:9/v1"
+    provider = get_provider("openai:x", base_url=url, api_key="k", retry=FAST_RETRY)
+    return JudgeAnnotator(TAX, provider, options=JudgeOptions(**options))
+
+
+def test_the_temperature_option_is_sent() -> None:
+    with FakeLLMServer([reply_json(), reply_json()]) as srv:
+        judge = _annotator(srv, temperature=0.3)
+        asyncio.run(judge.annotate(simple_trace()))
+        default = _annotator(srv)
+        asyncio.run(default.annotate(simple_trace("t2")))
+        bodies = [r.json for r in srv.chat_requests]
+    assert [b["temperature"] for b in bodies] == [0.3, 0.0]
+
+
+def test_without_structured_output_no_schema_is_sent() -> None:
+    with FakeLLMServer([reply_json(), reply_json()]) as srv:
+        annotate([simple_trace()], make_judge(srv, structured_output=False))
+        annotate([simple_trace("t2")], make_judge(srv))
+        bodies = [r.json for r in srv.chat_requests]
+    assert "response_format" not in bodies[0]
+    assert bodies[1]["response_format"]["type"] == "json_schema"
+
+
+def test_evidence_outside_the_trace_is_reported() -> None:
+    reply = json.loads(reply_json(("FM-1.1",)))
+    reply["modes"][0]["evidence"] = [
+        {"seq_start": 99, "seq_end": 99, "agent": None, "quote": "Done, I fixed it"}
+    ]
+    with FakeLLMServer([json.dumps(reply)]) as srv:
+        (ann,) = annotate([simple_trace()], make_judge(srv)).annotations
+    assert "window 0: FM-1.1: evidence seq 99 is outside the trace" in ann.extra["problems"]
+    (ev,) = ann.verdicts[0].evidence
+    assert (ev.seq_start, ev.note) == (1, "quote found at event 1, not at the cited 99..99")
+
+
+def test_aclose_closes_the_provider_client() -> None:
+    async def run(judge: JudgeAnnotator) -> Any:
+        await judge.annotate(simple_trace())
+        before = judge.provider._client_obj  # type: ignore[attr-defined]
+        await judge.aclose()
+        return before, judge.provider._client_obj  # type: ignore[attr-defined]
+
+    with FakeLLMServer([reply_json()]) as srv:
+        before, after = asyncio.run(run(_annotator(srv)))
+    assert before is not None and after is None
+
+
+def test_aclose_accepts_a_provider_without_one() -> None:
+    class Bare:
+        name, model = "bare", "m"
+
+    judge = JudgeAnnotator(TAX, Bare(), options=JudgeOptions())  # type: ignore[arg-type]
+    asyncio.run(judge.aclose())
+
+
+# -- the end of the run shown to the adjudication ------------------------------------------------------
+
+
+def _ending_trace(n: int = 3, text: str = "hello") -> Trace:
+    # each event renders as "[i] a message: hello": 20 characters, 21 with its newline
+    return _trace(*(Event(seq=i, kind="message", actor="a", content=text) for i in range(n)))
+
+
+def test_the_ending_keeps_whole_events_up_to_the_limit() -> None:
+    trace = _ending_trace()
+    marker = "(… earlier events left out here …)"
+    # 21 + 21 = 42 characters fit exactly in 42; the third event would not
+    assert (
+        _annotator(ending_chars=42)._ending(trace) == f"{marker}\n[1] a message: hello\n[2] a message: hello"
+    )
+    assert _annotator(ending_chars=41)._ending(trace) == f"{marker}\n[2] a message: hello"
+    assert _annotator(ending_chars=63)._ending(trace).count("hello") == 3
+    # the last event is always shown, however long
+    assert _annotator(ending_chars=5)._ending(trace) == f"{marker}\n[2] a message: hello"
+
+
+def test_the_ending_is_rendered_with_the_judge_options() -> None:
+    trace = _ending_trace(1, "x" * 300)
+    ending = _annotator(max_event_chars=50, tail_chars=10)._ending(trace)
+    assert ending == "[0] a message: " + "x" * 40 + "…[250 chars elided]…" + "x" * 10
