@@ -14,6 +14,7 @@ from mastkit.annotate import annotate
 from mastkit.annotate.judge.evidence import TraceText, check_item, verify
 from mastkit.annotate.judge.judge import JudgeAnnotator, JudgeOptions, combine
 from mastkit.annotate.model import Evidence, ModeVerdict
+from mastkit.llm.render import RenderStats
 from mastkit.providers import get_provider
 from mastkit.testing import FakeLLMServer
 from mastkit.traces.model import Event, ToolCall, ToolResult, Trace
@@ -278,3 +279,66 @@ def test_the_ending_is_rendered_with_the_judge_options() -> None:
     trace = _ending_trace(1, "x" * 300)
     ending = _annotator(max_event_chars=50, tail_chars=10)._ending(trace)
     assert ending == "[0] a message: " + "x" * 40 + "…[250 chars elided]…" + "x" * 10
+
+
+# -- one request with several samples ----------------------------------------------------------------
+
+
+def test_an_unusable_sample_is_dropped_and_reported_while_the_others_decide() -> None:
+    def handler(payload: dict[str, Any]) -> str:
+        # seed 1 answers prose, and prose again to its repair; seed 0 answers properly
+        return "no idea, sorry" if payload.get("seed") == 1 else reply_json(("FM-1.1",), summary="")
+
+    with FakeLLMServer(handler=handler) as srv:
+        report = annotate([simple_trace()], make_judge(srv, samples=2))
+    assert not report.errors
+    (ann,) = report.annotations
+    assert ann.present() == ["FM-1.1"]
+    assert ann.summary is None  # no sample gave one
+    assert (
+        "window 0: 1 of 2 samples unusable: window 0: unusable reply after one repair "
+        "(no JSON object found in the reply; then no JSON object found in the reply)"
+    ) in ann.extra["problems"]
+    assert ann.model_calls == 3
+
+
+def test_the_responsible_agent_is_voted_over_samples() -> None:
+    def handler(payload: dict[str, Any]) -> str:
+        reply = json.loads(reply_json())
+        reply["responsible_agent"] = "coder" if payload.get("seed") in (0, 2) else "user"
+        reply["responsible_step"] = 1
+        return json.dumps(reply)
+
+    with FakeLLMServer(handler=handler) as srv:
+        (ann,) = annotate([simple_trace()], make_judge(srv, samples=3)).annotations
+    assert ann.attribution is not None
+    assert (ann.attribution.agent, ann.attribution.step) == ("coder", 1)
+
+
+# -- the window budget -----------------------------------------------------------------------------------
+
+
+def _two_block_trace(block_chars: int) -> Trace:
+    # "[i] a message: " is 15 characters; two different texts, so nothing is deduplicated
+    n = block_chars - 15
+    return _trace(
+        Event(seq=0, kind="message", actor="a", content="x" * n),
+        Event(seq=1, kind="message", actor="a", content="y" * n),
+    )
+
+
+def _window_count(context: int, block_chars: int) -> int:
+    provider = get_provider("openai:x", base_url="http://127.0.0.1:9/v1", api_key="k", context_window=context)
+    judge = JudgeAnnotator(
+        TAX, provider, options=JudgeOptions(max_output_tokens=1000, max_event_chars=50_000, overlap_events=0)
+    )
+    return len(judge._windows(_two_block_trace(block_chars), "", RenderStats()))
+
+
+def test_the_window_budget_is_the_context_minus_prompt_reply_and_reserve() -> None:
+    # context 10,000 - system 1 - reply 1,000 - reserve 1,500 = 7,499 tokens = 29,996 characters
+    assert _window_count(10_000, 14_997) == 1  # 2 x (14,997 + 1 newline) = 29,996
+    assert _window_count(10_000, 14_998) == 2
+    # a small context still gets 2,000 tokens (8,000 characters) per window
+    assert _window_count(4_000, 3_999) == 1
+    assert _window_count(4_000, 4_000) == 2
