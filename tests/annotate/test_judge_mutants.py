@@ -10,16 +10,21 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from mastkit.annotate import annotate
 from mastkit.annotate.judge.evidence import TraceText, check_item, verify
 from mastkit.annotate.judge.judge import JudgeAnnotator, JudgeOptions, combine
+from mastkit.annotate.judge.parse import ParsedReply, _verdict, normalise_code, parse_reply
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.llm.render import RenderStats
+from mastkit.llm.reply import ReplyError
 from mastkit.providers import get_provider
+from mastkit.taxonomy import Taxonomy
 from mastkit.testing import FakeLLMServer
 from mastkit.traces.model import Event, ToolCall, ToolResult, Trace
 
-from ._judgekit import FAST_RETRY, TAX, make_judge, reply_json, simple_trace
+from ._judgekit import CODES, FAST_RETRY, TAX, make_judge, reply_json, simple_trace
 
 
 def _trace(*events: Event) -> Trace:
@@ -342,3 +347,192 @@ def test_the_window_budget_is_the_context_minus_prompt_reply_and_reserve() -> No
     # a small context still gets 2,000 tokens (8,000 characters) per window
     assert _window_count(4_000, 3_999) == 1
     assert _window_count(4_000, 4_000) == 2
+
+
+# -- parse: reply validation -------------------------------------------------------------------------
+
+
+def _parse(obj: Any, n_events: int | None = None) -> ParsedReply:
+    return parse_reply(json.dumps(obj), TAX, source="j", n_events=n_events)
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        ("FM-1.3", "FM-1.3"),
+        ("fm-1.3", "FM-1.3"),
+        ("1.3", "FM-1.3"),
+        ("FM1.3", "FM-1.3"),
+        ("FM_1.3", "FM-1.3"),
+        ("fm 1.3 Step Repetition", "FM-1.3"),
+        ("  FM-2.6  ", "FM-2.6"),
+        ("9.9", None),
+        ("", None),
+        (13, None),
+    ],
+)
+def test_mode_codes_as_judges_write_them(raw: Any, code: str | None) -> None:
+    assert normalise_code(raw, TAX) == code
+
+
+def test_a_custom_taxonomy_code_may_lead_a_label() -> None:
+    tax = Taxonomy.model_validate(
+        {
+            "id": "t",
+            "name": "T",
+            "version": "1",
+            "categories": [{"code": "C", "name": "c"}],
+            "modes": [{"code": "LOOP", "name": "Loop", "category": "C", "definition": "d"}],
+        }
+    )
+    assert normalise_code("loop (the agent repeats itself)", tax) == "LOOP"
+    assert normalise_code("nothing", tax) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "verdict"),
+    [
+        (True, "present"),
+        (False, "absent"),
+        (1, "present"),
+        (0, "absent"),
+        (1.0, "present"),
+        (0.0, "absent"),
+        (2, None),
+        (None, "unknown"),
+        ("Yes.", "present"),
+        (" TRUE ", "present"),
+        ("detected", "present"),
+        ("1", "present"),
+        ("not present", "absent"),
+        ("No", "absent"),
+        ("false", "absent"),
+        ("0", "absent"),
+        ("unsure", "unknown"),
+        ("uncertain", "unknown"),
+        ("N/A", "unknown"),
+        ("null", "unknown"),
+        ("maybe", None),
+        (["yes"], None),
+    ],
+)
+def test_verdict_words(raw: Any, verdict: str | None) -> None:
+    assert _verdict(raw) == verdict
+
+
+def test_a_mode_map_with_plain_verdicts_and_the_present_field() -> None:
+    parsed = _parse({"failure_modes": {"1.1": "yes", "FM-1.2": {"present": False, "confidence": 0.7}}})
+    v11, v12 = parsed.verdicts[:2]
+    assert (v11.verdict, v11.confidence) == ("present", None)
+    assert (v12.verdict, v12.confidence) == ("absent", 0.7)
+
+
+def test_entries_that_cannot_be_used_are_reported() -> None:
+    parsed = _parse(
+        {
+            "modes": [
+                "FM-1.1 yes",
+                {"code": "FM-7.7", "verdict": "yes"},
+                {"code": "FM-1.2", "verdict": "yes", "confidence": 0.6},
+                {"code": "1.2", "verdict": "no"},
+                {"code": "FM-1.3", "verdict": "yes", "reasoning": 5, "evidence": [{"seq": "x"}]},
+            ]
+        }
+    )
+    assert parsed.problems[:3] == [
+        "ignored a mode entry that is not an object: 'FM-1.1 yes'",
+        "ignored unknown mode code 'FM-7.7'",
+        "FM-1.2 given twice; the first verdict is kept",
+    ]
+    assert (parsed.verdicts[1].verdict, parsed.verdicts[1].confidence) == ("present", 0.6)
+    v13 = parsed.verdicts[2]
+    assert (v13.verdict, v13.rationale, v13.evidence) == ("present", None, [Evidence()])
+
+
+def test_no_modes_list_or_no_known_mode_is_unusable() -> None:
+    with pytest.raises(ReplyError, match="the reply has no 'modes' list"):
+        _parse({"verdicts": []})
+    with pytest.raises(ReplyError, match="no verdict for any mode"):
+        _parse({"modes": [{"code": "FM-9.9", "verdict": "yes"}]})
+
+
+def test_evidence_spellings_and_confidence_bounds() -> None:
+    parsed = _parse(
+        {
+            "modes": [
+                {
+                    "code": "FM-1.1",
+                    "verdict": "present",
+                    "confidence": 1.7,
+                    "reason": "looped",
+                    "evidence": [
+                        {"seq": "2", "quote": "q one", "agent": "coder"},
+                        {"step": 3, "seq_end": 4, "quote": 7, "agent": 9},
+                        "a bare quote",
+                        17,
+                    ],
+                },
+                {"code": "FM-1.2", "verdict": "absent", "confidence": -0.5},
+                {"code": "FM-1.3", "verdict": "absent", "confidence": True},
+            ]
+        },
+        n_events=3,
+    )
+    v11, v12, v13 = parsed.verdicts[:3]
+    assert (v11.confidence, v11.rationale) == (1.0, "looped")
+    assert v11.evidence == [
+        Evidence(seq_start=2, seq_end=2, quote="q one", agent="coder"),
+        Evidence(seq_start=3, seq_end=4),
+        Evidence(quote="a bare quote"),
+    ]
+    assert (v12.confidence, v13.confidence) == (0.0, None)
+    assert parsed.problems == ["FM-1.1: evidence seq 3 is outside the trace"] + [
+        f"{c}: missing from the reply; kept as unknown" for c in CODES[3:]
+    ]
+
+
+def test_a_negative_seq_is_outside_the_trace() -> None:
+    parsed = _parse({"modes": [{"code": "FM-1.1", "verdict": "absent", "evidence": [{"seq_start": -3}]}]}, 5)
+    assert parsed.verdicts[0].evidence == [Evidence()]
+    parsed = _parse({"modes": [{"code": "FM-1.1", "verdict": "absent", "evidence": [{"seq_start": 0}]}]}, 1)
+    assert "evidence seq 0" not in " ".join(parsed.problems)
+
+
+def test_trace_level_fields_are_taken_only_when_well_typed() -> None:
+    good = _parse(
+        {
+            "summary": "went wrong",
+            "task_success": True,
+            "responsible_agent": "coder",
+            "responsible_step": "4",
+            "modes": [{"code": "FM-1.1", "verdict": "no"}],
+        }
+    )
+    assert (good.summary, good.task_success, good.responsible_agent, good.responsible_step) == (
+        "went wrong",
+        True,
+        "coder",
+        4,
+    )
+    bad = _parse(
+        {
+            "summary": 3,
+            "task_success": "yes",
+            "responsible_agent": "",
+            "responsible_step": True,
+            "modes": [{"code": "FM-1.1", "verdict": "no"}],
+        }
+    )
+    assert (bad.summary, bad.task_success, bad.responsible_agent, bad.responsible_step) == (None,) * 4
+
+
+def test_an_invalid_entry_keeps_its_mode_unknown_with_the_reason() -> None:
+    parsed = _parse(
+        {"modes": [{"code": "FM-1.1", "verdict": "yes", "evidence": [{"seq_start": 1, "quote": 5}]}]}
+    )
+    # quote 5 is not a string: dropped to an empty quote, which the model accepts
+    assert parsed.verdicts[0].evidence == [Evidence(seq_start=1, seq_end=1)]
+    many = json.loads(reply_json())
+    many["modes"][0]["evidence"] = [{"seq_start": 1, "quote": "x", "agent": 5}]
+    parsed = parse_reply(json.dumps(many), TAX, source="j")
+    assert parsed.verdicts[0].evidence == [Evidence(seq_start=1, seq_end=1, quote="x")]
