@@ -536,3 +536,32 @@ def test_an_invalid_entry_keeps_its_mode_unknown_with_the_reason() -> None:
     many["modes"][0]["evidence"] = [{"seq_start": 1, "quote": "x", "agent": 5}]
     parsed = parse_reply(json.dumps(many), TAX, source="j")
     assert parsed.verdicts[0].evidence == [Evidence(seq_start=1, seq_end=1, quote="x")]
+
+
+# -- parse: replies without JSON -----------------------------------------------------------------------
+
+_NAMES = [m.name for m in TAX.modes]
+
+
+def _label_lines(n: int) -> str:
+    return "\n".join(
+        f"{code.removeprefix('FM-')} {name}: no" for code, name in zip(CODES[:n], _NAMES[:n], strict=True)
+    )
+
+
+def test_label_lines_for_half_the_modes_are_enough() -> None:
+    text = "A. The coder claims a fix without testing it.\nB. yes\nC.\n" + _label_lines(7)
+    parsed = parse_reply(text, TAX, source="j")
+    assert [v.verdict for v in parsed.verdicts] == ["absent"] * 7 + ["unknown"] * 7
+    assert all(v.source == "j" for v in parsed.verdicts)
+    assert [v.extra for v in parsed.verdicts[6:8]] == [{"from_text": True}, {}]
+    assert {v.rationale for v in parsed.verdicts[7:]} == {"the judge returned no verdict for this mode"}
+    assert parsed.problems == ["no JSON in the reply: 7/14 verdicts read from label lines"] + [
+        f"{c}: missing from the reply; kept as unknown" for c in CODES[7:]
+    ]
+    assert (parsed.summary, parsed.task_success) == ("The coder claims a fix without testing it.", True)
+
+
+def test_label_lines_for_fewer_than_half_the_modes_are_unusable() -> None:
+    with pytest.raises(ReplyError, match="no JSON object found"):
+        parse_reply(_label_lines(6), TAX, source="j")
