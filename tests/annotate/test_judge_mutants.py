@@ -15,7 +15,7 @@ import pytest
 from mastkit.annotate import annotate
 from mastkit.annotate.judge.evidence import TraceText, check_item, verify
 from mastkit.annotate.judge.judge import JudgeAnnotator, JudgeOptions, combine
-from mastkit.annotate.judge.parse import ParsedReply, _verdict, normalise_code, parse_reply
+from mastkit.annotate.judge.parse import ParsedReply, _text_verdicts, _verdict, normalise_code, parse_reply
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.llm.render import RenderStats
 from mastkit.llm.reply import ReplyError
@@ -565,3 +565,34 @@ def test_label_lines_for_half_the_modes_are_enough() -> None:
 def test_label_lines_for_fewer_than_half_the_modes_are_unusable() -> None:
     with pytest.raises(ReplyError, match="no JSON object found"):
         parse_reply(_label_lines(6), TAX, source="j")
+
+
+def test_label_lines_of_the_reference_template_run_together_with_at_signs() -> None:
+    lines = [
+        f"{c.removeprefix('FM-')} {n}: {'yes' if c == 'FM-1.2' else 'no'}"
+        for c, n in zip(CODES, _NAMES, strict=True)
+    ]
+    text = "@@ A. fine B. no C. " + " @@ ".join(lines)
+    assert _text_verdicts(text, TAX) == {c: "present" if c == "FM-1.2" else "absent" for c in CODES}
+
+
+def test_label_lines_keep_the_first_verdict_and_skip_unknown_codes() -> None:
+    text = (
+        "9.9 Something Else: yes\n"
+        "1.1 Disobey Task Specification: not \t present\n"
+        "1.1 Disobey Task Specification: yes\n"
+        "1.2 Disobey Role Specification: yes"
+    )
+    assert _text_verdicts(text, TAX) == {"FM-1.1": "absent", "FM-1.2": "present"}
+
+
+def test_a_prose_reply_without_summary_or_success_line() -> None:
+    parsed = parse_reply(_label_lines(7), TAX, source="j")
+    assert (parsed.summary, parsed.task_success) == (None, None)
+    long = parse_reply("A. " + "w" * 2500 + "\nB. no\n" + _label_lines(7), TAX, source="j")
+    assert (long.summary, long.task_success) == ("w" * 2000, False)
+
+
+def test_reasoning_is_the_rationale() -> None:
+    parsed = _parse({"modes": [{"code": "FM-1.1", "verdict": "no", "reasoning": "r", "rationale": "other"}]})
+    assert parsed.verdicts[0].rationale == "r"
