@@ -35,7 +35,7 @@ def test_json_object_finds_the_first_object(text: str, expected: dict[str, Any])
 
 @pytest.mark.parametrize("text", ["", "no json here", '{"a": 1', "[1, 2]", '"{"'])
 def test_json_object_raises_without_one(text: str) -> None:
-    with pytest.raises(ReplyError, match="no JSON object found in the reply"):
+    with pytest.raises(ReplyError, match="^no JSON object found in the reply$"):
         json_object(text)
 
 
