@@ -598,3 +598,23 @@ def test_a_prose_reply_without_summary_or_success_line() -> None:
 def test_reasoning_is_the_rationale() -> None:
     parsed = _parse({"modes": [{"code": "FM-1.1", "verdict": "no", "reasoning": "r", "rationale": "other"}]})
     assert parsed.verdicts[0].rationale == "r"
+
+
+def test_an_unreadable_verdict_keeps_the_rest_of_its_entry() -> None:
+    entry = {
+        "code": "FM-1.1",
+        "verdict": "maybe",
+        "confidence": 0.4,
+        "reasoning": "r",
+        "evidence": ["a quote"],
+    }
+    parsed = _parse({"modes": [entry]})
+    v = parsed.verdicts[0]
+    assert (v.verdict, v.confidence, v.rationale, v.evidence) == (
+        "unknown",
+        0.4,
+        "r",
+        [Evidence(quote="a quote")],
+    )
+    assert parsed.problems[0] == "FM-1.1: unreadable verdict 'maybe'; kept as unknown"
+    assert not any("invalid entry" in p for p in parsed.problems)
