@@ -565,7 +565,7 @@ def test_label_lines_for_half_the_modes_are_enough() -> None:
 
 
 def test_label_lines_for_fewer_than_half_the_modes_are_unusable() -> None:
-    with pytest.raises(ReplyError, match="^no JSON object found in the reply$"):
+    with pytest.raises(ReplyError, match=r"^no JSON object found in the reply$"):
         parse_reply(_label_lines(6), TAX, source="j")
 
 

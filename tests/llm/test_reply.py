@@ -35,16 +35,17 @@ def test_json_object_finds_the_first_object(text: str, expected: dict[str, Any])
 
 @pytest.mark.parametrize("text", ["", "no json here", '{"a": 1', "[1, 2]", '"{"'])
 def test_json_object_raises_without_one(text: str) -> None:
-    with pytest.raises(ReplyError, match="^no JSON object found in the reply$"):
+    with pytest.raises(ReplyError, match=r"^no JSON object found in the reply$"):
         json_object(text)
 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
     [(3, 3), (0, 0), (-2, -2), ("12", 12), (" -4 ", -4), ("4.5", None), ("x", None), ("", None), (True, None),
-     (False, None), (None, None), (4.0, None)],
+     (False, None), (None, None), (4.0, None), ("--5", None), ("²", None), ("X5", None), ("5-", None)],
 )  # fmt: skip
 def test_as_int(value: Any, expected: int | None) -> None:
+    # "--5" and "²" used to raise ValueError (str.isdigit accepts them, int() does not)
     assert as_int(value) == expected
 
 
