@@ -27,6 +27,7 @@ from mastkit.llm.reply import ReplyError, as_int, json_object, strict_schema
         ('{not json} then {"b": 2}', {"b": 2}),
         ('{ oops {"c": 3}', {"c": 3}),
         ('[{"in": "array"}]', {"in": "array"}),
+        ('{"": 1}', {"": 1}),
     ],
 )
 def test_json_object_finds_the_first_object(text: str, expected: dict[str, Any]) -> None:
