@@ -618,3 +618,24 @@ def test_an_unreadable_verdict_keeps_the_rest_of_its_entry() -> None:
     )
     assert parsed.problems[0] == "FM-1.1: unreadable verdict 'maybe'; kept as unknown"
     assert not any("invalid entry" in p for p in parsed.problems)
+
+
+def test_a_label_line_without_a_readable_verdict_is_skipped() -> None:
+    text = "1.1 Disobey Task Specification: see below\n1.2 Disobey Role Specification: no"
+    assert _text_verdicts(text, TAX) == {"FM-1.2": "absent"}
+
+
+def test_the_first_piece_is_matched_at_its_first_place() -> None:
+    text = TraceText.of(
+        _trace(_bare(0, "alpha checks passed then beta deploy failed, alpha checks passed again"))
+    )
+    assert text.find(["alpha checks passed", "beta deploy failed"]) == [0]
+
+
+def test_a_long_invented_quote_is_cut_in_the_reason() -> None:
+    text = TraceText.of(_trace(_bare(0, "Rollback finished cleanly")))
+    quote = "q" * 100
+    assert check_item(Evidence(seq_start=0, quote=quote), text) == (
+        None,
+        f"quote not found in the trace: {'q' * 80!r}",
+    )
