@@ -639,3 +639,19 @@ def test_a_long_invented_quote_is_cut_in_the_reason() -> None:
         None,
         f"quote not found in the trace: {'q' * 80!r}",
     )
+
+
+def test_label_lines_of_a_mode_without_a_name() -> None:
+    tax = Taxonomy.model_validate(
+        {
+            "id": "t",
+            "name": "T",
+            "version": "1",
+            "categories": [{"code": "C", "name": "c"}],
+            "modes": [
+                {"code": "1.1", "name": "", "category": "C", "definition": "d"},
+                {"code": "1.2", "name": "Loop", "category": "C", "definition": "d"},
+            ],
+        }
+    )
+    assert _text_verdicts("1.1: yes\n1.2 Loop: no", tax) == {"1.1": "present", "1.2": "absent"}
