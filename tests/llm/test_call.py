@@ -17,7 +17,7 @@ from mastkit.providers.pricing import set_price
 from mastkit.store import Store
 from mastkit.testing import FakeLLMServer, Reply
 
-_REQ = ChatRequest(messages=[ChatMessage(role="user", content="x" * 400)], max_tokens=1000)
+_REQ = ChatRequest(messages=[ChatMessage(role="user", content="x" * 400)], max_tokens=1003)
 
 
 def _provider(srv: FakeLLMServer) -> Any:
@@ -83,7 +83,7 @@ def test_an_unusable_reply_is_returned_but_never_stored_or_served(tmp_path: Path
 def test_the_budget_reserves_the_prompt_and_a_quarter_of_the_output_cap() -> None:
     with FakeLLMServer(["ok", "ok"]) as srv:
         provider = _provider(srv)
-        # 400 characters: 101 tokens in; a quarter of 1000 out
+        # 400 characters: 101 tokens in; a quarter of the 1003 output cap (whole tokens) out
         estimate = provider.estimate_cost(101, 250)
         assert estimate == pytest.approx((101 * 1.0 + 250 * 2.0) / 1e6)
         with pytest.raises(BudgetExceeded):
