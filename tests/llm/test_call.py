@@ -106,4 +106,26 @@ def test_a_provider_failure_releases_the_reservation_and_is_logged(tmp_path: Pat
         (row,) = call_rows(store)
     assert row["status"] == "error" and row["cached"] == 0 and row["model"] == "m"
     assert row["error"] == f"{type(info.value).__name__}: {info.value}"[:500]
-    assert row["latency_s"] is not None and row["latency_s"] >= 0
+    assert 0 <= row["latency_s"] < 60
+
+
+def test_an_exception_that_does_not_count_attempts_is_logged_as_one_attempt(tmp_path: Path) -> None:
+    class Broken:
+        """A provider whose client fails before any retry logic (no ``attempts`` on the error)."""
+
+        name, model = "broken", "b"
+
+        def estimate_tokens(self, text: str) -> int:
+            return 1
+
+        def estimate_cost(self, input_tokens: int, output_tokens: int) -> float | None:
+            return None
+
+        async def complete(self, req: ChatRequest) -> Any:
+            raise RuntimeError("boom")
+
+    with Store(tmp_path / "m.db") as store:
+        with pytest.raises(RuntimeError):
+            _call(Broken(), store)
+        (row,) = call_rows(store)
+    assert (row["attempts"], row["error"], row["status"]) == (1, "RuntimeError: boom", "error")
