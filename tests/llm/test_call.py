@@ -93,6 +93,8 @@ def test_the_budget_reserves_the_prompt_and_a_quarter_of_the_output_cap() -> Non
         _call(provider, budget=budget)
         assert srv.request_count == 1
         assert budget.reserved_usd == 0 and budget.spent_usd > 0
+        snap = budget.snapshot()
+        assert snap.input_tokens > 0 and snap.output_tokens > 0  # the real counts replace the guess
 
 
 def test_a_provider_failure_releases_the_reservation_and_is_logged(tmp_path: Path) -> None:
@@ -122,10 +124,14 @@ def test_an_exception_that_does_not_count_attempts_is_logged_as_one_attempt(tmp_
             return None
 
         async def complete(self, req: ChatRequest) -> Any:
-            raise RuntimeError("boom")
+            raise RuntimeError("boom" * 200)
 
     with Store(tmp_path / "m.db") as store:
         with pytest.raises(RuntimeError):
             _call(Broken(), store)
         (row,) = call_rows(store)
-    assert (row["attempts"], row["error"], row["status"]) == (1, "RuntimeError: boom", "error")
+    assert (row["attempts"], row["error"], row["status"]) == (
+        1,
+        ("RuntimeError: " + "boom" * 200)[:500],
+        "error",
+    )
