@@ -22,6 +22,7 @@ class ReplyError(MastkitError):
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_INT = re.compile(r"-?[0-9]+")
 
 
 def json_object(text: str) -> dict[str, Any]:
@@ -70,7 +71,8 @@ def as_int(v: Any) -> int | None:
         return None
     if isinstance(v, int):
         return v
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+    if isinstance(v, str) and _INT.fullmatch(v.strip()):
+        # ASCII digits only: "--5" or "²" are not integers (str.isdigit accepts both, int() does not)
         return int(v.strip())
     return None
 
