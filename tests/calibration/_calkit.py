@@ -53,8 +53,9 @@ def reply_for(trace: Trace, present: set[str], agent: str | None = None, step: i
     )
 
 
-def gold_handler() -> Callable[[Any], str]:
-    """Answers every request with the human majority labels (and Who&When's agent and step)."""
+def gold_handler(*, with_step: bool = True) -> Callable[[Any], str]:
+    """Answers every request with the human majority labels (and Who&When's agent and, with
+    ``with_step``, its step)."""
     cs = load_calibration_set()
     by_id = {t.trace_id: t for t in cs.traces}
 
@@ -64,7 +65,8 @@ def gold_handler() -> Callable[[Any], str]:
         trace = by_id[tid]
         present = {c for c, v in cs.gold.labels.get(tid, {}).items() if v}
         label = next((lab for lab in trace.labels if lab.kind == "attribution"), None)
-        return reply_for(trace, present, label.agent if label else None, label.step if label else None)
+        step = label.step if label and with_step else None
+        return reply_for(trace, present, label.agent if label else None, step)
 
     return handle
 

@@ -39,6 +39,14 @@ def test_a_judge_answering_the_gold_labels_scores_one() -> None:
     assert r.model_calls == N_TRACES and r.input_tokens > 0
 
 
+def test_attribution_scores_agent_and_step_apart() -> None:
+    with FakeLLMServer(handler=gold_handler(with_step=False)) as srv:
+        r = calibrate(make_judge(srv, **WHOLE), n_boot=50)
+    assert r.attribution is not None and r.attribution.missing == 0
+    assert r.attribution.agent_accuracy == 1.0 and r.attribution.step_accuracy == 0.0
+    assert r.attribution.random_agent is not None and 0 < r.attribution.random_agent < 1
+
+
 def test_a_judge_answering_absent_scores_zero_and_kappa_zero() -> None:
     with Store.memory() as store, FakeLLMServer(handler=absent_handler()) as srv:
         r = calibrate(make_judge(srv, cache=store, **WHOLE), store=store, attribution=False, n_boot=200)

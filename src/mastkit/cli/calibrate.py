@@ -47,6 +47,10 @@ def _ci(ci: tuple[float, float] | None) -> str:
     return "" if ci is None else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
+def _say(text: str) -> None:
+    out.print(Text(text), soft_wrap=True)
+
+
 def print_result(r: CalibrationResult) -> None:
     """The per-mode table and the summary lines of a calibration."""
     t = Table("mode", "n", "unk", "P", "R", "F1", "F1 95% CI", "kappa", "kappa 95% CI", "random F1", box=None)
@@ -64,21 +68,21 @@ def print_result(r: CalibrationResult) -> None:
             _f(m.baseline_random_f1),
         )
     out.print(t)
-    out.print(
+    _say(
         f"micro F1 {_f(r.micro_f1)} {_ci(r.micro_f1_ci)}  macro F1 {_f(r.macro_f1)} {_ci(r.macro_f1_ci)}  "
         f"Cohen's kappa {_f(r.kappa)} {_ci(r.kappa_ci)}  coverage {_f(r.coverage)} ({r.unknown} unknown)"
     )
-    out.print(
+    _say(
         f"baselines — always absent: F1 0, kappa {_f(r.baseline_always_absent.get('kappa'))}; "
         f"prevalence-matched random: F1 {_f(r.baseline_random.get('f1'))}, kappa 0"
     )
     if r.attribution is not None:
         a = r.attribution
-        out.print(
+        _say(
             f"attribution on {a.n} Who&When traces: agent {_f(a.agent_accuracy)} (random {_f(a.random_agent)}), "
             f"step {_f(a.step_accuracy)} (random {_f(a.random_step)}), {a.missing} without an answer"
         )
-    out.print(
+    _say(
         f"{r.model_calls} model calls, {r.input_tokens:,} in / {r.output_tokens:,} out tokens, ${r.cost_usd:.4f}"
         + (f"; {len(r.failed)} trace(s) failed or not done: {', '.join(r.failed)}" if r.failed else "")
     )
@@ -171,11 +175,11 @@ def calibrate_cmd(
     if json:
         write_bytes(result.model_dump_json(indent=2).encode() + b"\n")
     else:
-        out.print(
+        _say(
             f"calibration of {model} ({annotator}), config {result.config_hash[:15]}, set {result.set_version}"
         )
         print_result(result)
-        out.print(agreement_line(result.config, (result, True)) + f"; stored in {db}")
+        _say(agreement_line(result.config, (result, True)) + f"; stored in {db}")
     if not result.traces:
         raise typer.Exit(EXIT_NOTHING)
     raise typer.Exit(EXIT_PARTIAL if result.failed else 0)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from mastkit.analyze.evaluate import as_rows, evaluate, evaluate_attribution
 from mastkit.analyze.gold import gold_from_jsonl, gold_from_traces
@@ -154,5 +155,5 @@ def eval_cmd(
         f"prevalence-matched random: accuracy {_f(r.baseline_random['accuracy'])}, "
         f"F1 {_f(r.baseline_random['f1'])}, kappa 0"
     )
-    out.print(f"judge: {calibration}")
+    out.print(Text(f"judge: {calibration}"), soft_wrap=True)
     raise typer.Exit(0 if r.items and not errors else (EXIT_NOTHING if not r.items else 1))
