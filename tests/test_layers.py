@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "doctor": 4,
     "integrations": 4,
     "demo": 4,
+    "calibration": 4,
     # 5: the command line
     "cli": 5,
 }

@@ -256,7 +256,9 @@ def test_a_failed_migration_leaves_the_file_as_it_was(
         Store(tmp_path / "m.db")
     con = sqlite3.connect(tmp_path / "m.db")
     assert con.execute("SELECT name FROM sqlite_master WHERE name = 'half'").fetchone() is None
-    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+        str(len(db._MIGRATIONS) - 1),
+    )
 
 
 # The schema 1 DDL as shipped (one script), and rows as schema 1 code wrote them.
@@ -367,6 +369,8 @@ def test_schema_1_file_is_upgraded_in_place(tmp_path: Path) -> None:
         h = judged(store, trace("second", path="/runs/run-1.jsonl"), present=True)
         assert [r.trace_hash for r in store.annotation_records() if r.trace_id == "run-1"] == [h]
     con = sqlite3.connect(path)
-    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+        str(len(db._MIGRATIONS)),
+    )
     assert con.execute("SELECT name FROM sqlite_master WHERE name = 'traces'").fetchone() is None
     assert json.loads(json.dumps(con.execute("PRAGMA integrity_check").fetchone())) == ["ok"]

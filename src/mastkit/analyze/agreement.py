@@ -325,3 +325,43 @@ def agreement(
         },
         missing=len(set(gold) - set(pred)),
     )
+
+
+def macro_f1_ci(
+    pred: Mapping[str, Mapping[str, bool | None]],
+    gold: Mapping[str, Mapping[str, bool]],
+    codes: Sequence[str] | None = None,
+    *,
+    n_boot: int = 1000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Percentile interval of the macro F1 of :func:`agreement` by the same trace-cluster bootstrap.
+
+    Every mode is scored on the same resampled traces (one draw per sample, from ``seed``); a
+    sample's macro F1 is the mean over the modes whose F1 is defined in it, as
+    :attr:`AgreementReport.macro_f1` is. None when fewer than two traces have a scored pair.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must be between 0 and 1")
+    ids = sorted(set(pred) & set(gold))
+    all_codes = list(codes) if codes is not None else sorted({c for t in ids for c in gold[t]})
+    per_mode: list[list[list[Pair]]] = []
+    for code in all_codes:
+        clusters: list[list[Pair]] = []
+        for t in ids:
+            p = pred[t].get(code) if code in gold[t] else None
+            clusters.append([] if p is None else [(bool(p), bool(gold[t][code]))])
+        per_mode.append(clusters)
+    scored = sum(1 for i in range(len(ids)) if any(m[i] for m in per_mode))
+    if n_boot < 2 or scored < 2 or not per_mode:
+        return None
+    f1s = np.stack([_stat_values(_resampled_totals(_table(m), n_boot, seed), "f1") for m in per_mode])
+    defined = ~np.isnan(f1s)
+    n_defined = defined.sum(axis=0)
+    keep = n_defined > 0
+    if not keep.any():
+        return None
+    values = np.where(defined, f1s, 0.0).sum(axis=0)[keep] / n_defined[keep]
+    lo, hi = np.quantile(values, [alpha / 2, 1 - alpha / 2])
+    return (float(lo), float(hi))

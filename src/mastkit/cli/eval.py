@@ -7,9 +7,11 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from mastkit.analyze.evaluate import as_rows, evaluate, evaluate_attribution
 from mastkit.analyze.gold import gold_from_jsonl, gold_from_traces
+from mastkit.calibration import run_agreement_line
 from mastkit.cli._common import EXIT_NOTHING, err, error_printer, out, write_bytes
 from mastkit.errors import MastkitError
 from mastkit.store import Store
@@ -75,6 +77,7 @@ def eval_cmd(
                 raise typer.Exit(0 if s.n else EXIT_NOTHING)
             run = store.resolve_run(pred)
             annotations = list(store.annotations(run))
+            calibration = run_agreement_line(store, run)
     except MastkitError as exc:
         err.print(f"error: {exc}")
         raise typer.Exit(EXIT_NOTHING) from None
@@ -103,6 +106,7 @@ def eval_cmd(
                     "baseline_always_absent": r.baseline_always_absent,
                     "baseline_random": r.baseline_random,
                     "gold_ties": g.ties,
+                    "calibration": calibration,
                     "modes": as_rows(result),
                 }
             )
@@ -151,4 +155,5 @@ def eval_cmd(
         f"prevalence-matched random: accuracy {_f(r.baseline_random['accuracy'])}, "
         f"F1 {_f(r.baseline_random['f1'])}, kappa 0"
     )
+    out.print(Text(f"judge: {calibration}"), soft_wrap=True)
     raise typer.Exit(0 if r.items and not errors else (EXIT_NOTHING if not r.items else 1))

@@ -31,6 +31,11 @@ COMMANDS: dict[str, Verb] = {
     "demo": Verb("demo", "demo_cmd", "Annotate the bundled example traces offline and write a report."),
     "annotate": Verb("annotate", "annotate_cmd", "Annotate traces with failure modes and store the results."),
     "attribute": Verb("attribute", "attribute_cmd", "Blame an agent and a step for each failed trace."),
+    "calibrate": Verb(
+        "calibrate",
+        "calibrate_cmd",
+        "Measure a judge's agreement with humans on the shipped calibration set.",
+    ),
     "eval": Verb("eval", "eval_cmd", "Agreement of a run with human labels (kappa, F1, accuracy)."),
     "report": Verb("report", "report_cmd", "Write the HTML / Markdown report of a run."),
     "diff": Verb("diff", "diff_cmd", "Compare two runs: modes that appeared, disappeared or changed."),

@@ -44,6 +44,7 @@ from mastkit.analyze.profile import (
 from mastkit.annotate.model import Annotation, ModeVerdict
 from mastkit.annotate.redact import ResultScrubber as Scrubber
 from mastkit.attribute.model import Attribution
+from mastkit.calibration import run_agreement_line
 from mastkit.errors import MastkitError
 from mastkit.providers.redact import Redactor
 from mastkit.store import Store
@@ -291,6 +292,9 @@ class ReportData(_Model):
     store_path: str
     run: RunInfo
     runs: list[RunInfo] = Field(default_factory=list)
+    calibration: str = ""
+    """How far to trust the run's annotator: its measured agreement on the calibration set, or
+    that it is uncalibrated (:func:`mastkit.calibration.run_agreement_line`)."""
     taxonomy: TaxonomyInfo
     by: list[str] = Field(default_factory=list)
     isolated_max: int = ISOLATED_MAX
@@ -759,6 +763,7 @@ def build_report_data(
         store_path=store.path,
         run=run_info,
         runs=all_runs,
+        calibration=run_agreement_line(store, config_hash),
         taxonomy=tax,
         by=list(by),
         counts=counts,

@@ -59,6 +59,7 @@ def render_markdown(data: ReportData, *, top: int = 10) -> str:
         + (f" ({md_cell(data.run.model)})" if data.run.model else "")
         + f" · taxonomy {md_cell(tax.name)} {md_cell(tax.version)} · generated {data.generated_at}",
         "",
+        *([f"Judge: {data.calibration}", ""] if data.calibration else []),
         f"**{c.traces}** annotated traces: **{c.failed}** failed, {c.succeeded} successful, "
         f"{c.outcome_unknown} outcome unknown; {c.with_modes} with at least one failure mode."
         + (f" {c.not_annotated} trace(s) in the store are not in this run." if c.not_annotated else "")

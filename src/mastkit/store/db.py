@@ -125,7 +125,18 @@ _M002: tuple[str, ...] = (
 )
 """Schema 2: traces identified by content hash, versions per trace key, bodies per hash."""
 
-_MIGRATIONS: list[tuple[str, ...]] = [_M001, _M002]
+_M003: tuple[str, ...] = (
+    # One row per calibration run of an annotator configuration (mastkit.calibration); the
+    # result is a JSON document; model, prompt and taxonomy are columns for the nearest-match lookup.
+    """CREATE TABLE calibrations (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, config_hash TEXT NOT NULL, kind TEXT, model TEXT,
+        prompt_version TEXT, taxonomy_id TEXT, taxonomy_version TEXT, set_version TEXT,
+        result_json TEXT NOT NULL, created_at REAL NOT NULL)""",
+    "CREATE INDEX calibrations_config ON calibrations (config_hash)",
+)
+"""Schema 3: measured agreement of annotator configurations on the calibration set."""
+
+_MIGRATIONS: list[tuple[str, ...]] = [_M001, _M002, _M003]
 """Append-only: entry i holds the statements that take a file from schema i to schema i + 1.
 Each statement is run on its own (never split on ';', which string literals and triggers contain),
 all of one migration in one transaction."""
@@ -483,6 +494,48 @@ class Store:
             known = ", ".join(f"{r['config_hash'][:12]} ({r['kind']} {r['model'] or ''})" for r in runs)
             raise StoreError(f"no run matches {ref!r}; runs: {known}")
         return str(hits[-1]["config_hash"])
+
+    # -- calibrations ------------------------------------------------------------------
+
+    def put_calibration(self, config: AnnotatorConfig, result_json: str, *, set_version: str) -> None:
+        """Store one calibration result (a JSON document) of the annotator configuration ``config``."""
+        self._tx(
+            lambda db: db.execute(
+                "INSERT INTO calibrations (config_hash, kind, model, prompt_version, taxonomy_id, "
+                "taxonomy_version, set_version, result_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    config.config_hash(),
+                    config.kind,
+                    config.model,
+                    config.prompt_version,
+                    config.taxonomy_id,
+                    config.taxonomy_version,
+                    set_version,
+                    result_json,
+                    time.time(),
+                ),
+            )
+        )
+
+    def calibration(self, config: AnnotatorConfig) -> tuple[str, bool] | None:
+        """The latest calibration result JSON for ``config`` and whether it is an exact match.
+
+        Exact: the same configuration hash. Otherwise the latest calibration of the same kind,
+        model, prompt version and taxonomy (id and version), whose other options (samples,
+        window size...) differ: returned with ``False``. None when there is neither.
+        """
+        rows = self._query(
+            "SELECT result_json FROM calibrations WHERE config_hash = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+            (config.config_hash(),),
+        )
+        if rows:
+            return str(rows[0][0]), True
+        rows = self._query(
+            "SELECT result_json FROM calibrations WHERE kind IS ? AND model IS ? AND prompt_version IS ? "
+            "AND taxonomy_id IS ? AND taxonomy_version IS ? ORDER BY created_at DESC, id DESC LIMIT 1",
+            (config.kind, config.model, config.prompt_version, config.taxonomy_id, config.taxonomy_version),
+        )
+        return (str(rows[0][0]), False) if rows else None
 
     # -- model calls and the response cache ----------------------------------------------
 
