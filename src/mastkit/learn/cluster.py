@@ -17,11 +17,9 @@ __all__ = ["Embedding", "cluster_labels", "embed", "pairwise_cosine", "stability
 
 def _sklearn() -> Any:
     try:
-        import sklearn  # noqa: F401
+        import sklearn
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MastkitError(
-            "taxonomy learning needs scikit-learn: pip install 'mastkit[learn]'"
-        ) from exc
+        raise MastkitError("taxonomy learning needs scikit-learn: pip install 'mastkit[learn]'") from exc
     return sklearn
 
 
@@ -33,7 +31,11 @@ class Embedding:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         self.vectorizer = TfidfVectorizer(
-            ngram_range=(1, 2), sublinear_tf=True, stop_words="english", token_pattern=r"(?u)<?\b\w\w+\b>?", min_df=1
+            ngram_range=(1, 2),
+            sublinear_tf=True,
+            stop_words="english",
+            token_pattern=r"(?u)<?\b\w\w+\b>?",
+            min_df=1,
         )
         self.matrix: Any = self.vectorizer.fit_transform(list(texts))
 
@@ -81,8 +83,15 @@ def cluster_labels(matrix: Any, distance_threshold: float) -> list[int]:
     return [int(x) for x in model.fit_predict(dense)]
 
 
-def stability(matrix: Any, labels: Sequence[int], distance_threshold: float, *, rounds: int = 10,
-              fraction: float = 0.8, seed: int = 0) -> float:
+def stability(
+    matrix: Any,
+    labels: Sequence[int],
+    distance_threshold: float,
+    *,
+    rounds: int = 10,
+    fraction: float = 0.8,
+    seed: int = 0,
+) -> float:
     """Mean adjusted Rand index between ``labels`` and the clustering of random subsamples
     (``fraction`` of the rows, without replacement, so no row is duplicated), over ``rounds``.
 

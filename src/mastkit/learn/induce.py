@@ -60,8 +60,15 @@ class LearnOptions(BaseModel):
     mast_min_similarity: float = 0.1
     """Below this TF-IDF cosine a mode is marked new instead of mapped to MAST."""
     taxonomy_id: str = "learned"
-    code_prefix: str = "L"
-    """Mode codes are ``<prefix>-01``, ``<prefix>-02``, ..."""
+    code_prefix: str = ""
+    """Mode codes are ``<prefix>-01``, ``<prefix>-02``, ...; empty: ``L`` for the default id, else the id
+    in capitals (so that two learned taxonomies never share codes, which compare would take as matches)."""
+
+    @property
+    def prefix(self) -> str:
+        if self.code_prefix:
+            return self.code_prefix
+        return "L" if self.taxonomy_id == "learned" else self.taxonomy_id.upper()
     name: str = "Learned taxonomy"
     seed: int = 0
 
@@ -148,9 +155,9 @@ def _example(n: Note) -> str:
     return f"trace {n.trace_id} {where}{who}: {n.text}{q}".strip()
 
 
-def _one_round(notes: list[Note], threshold: float, opts: LearnOptions, failed_ids: set[str]) -> tuple[
-    list[FailureMode], dict[str, list[str]], float, list[int]
-]:
+def _one_round(
+    notes: list[Note], threshold: float, opts: LearnOptions, failed_ids: set[str]
+) -> tuple[list[FailureMode], dict[str, list[str]], float, list[int]]:
     import numpy as np
 
     emb = embed([n.text for n in notes])
@@ -192,7 +199,7 @@ def _one_round(notes: list[Note], threshold: float, opts: LearnOptions, failed_i
     modes: list[FailureMode] = []
     assignments: dict[str, list[str]] = defaultdict(list)
     for idx, (_k, rows, share) in enumerate(candidates, start=1):
-        code = f"{opts.code_prefix}-{idx:02d}"
+        code = f"{opts.prefix}-{idx:02d}"
         cent = dense[rows].mean(axis=0)
         sims = dense[rows] @ cent
         order = [rows[j] for j in np.argsort(-sims)]
@@ -200,7 +207,7 @@ def _one_round(notes: list[Note], threshold: float, opts: LearnOptions, failed_i
         top = _top_terms(cent, terms)
         signals = Counter(notes[i].signal for i in rows)
         category = _SIGNAL_CATEGORY.get(signals.most_common(1)[0][0], "B")
-        f_traces = sorted({notes[i].trace_id for i in rows if notes[i].failed})
+        f_sorted = sorted({notes[i].trace_id for i in rows if notes[i].failed})
         s_count = len({notes[i].trace_id for i in rows if not notes[i].failed})
         name = " / ".join(top[:3]) or central.text[:60]
         examples = []
@@ -228,7 +235,7 @@ def _one_round(notes: list[Note], threshold: float, opts: LearnOptions, failed_i
                 examples=[_example(n) for n in examples],
                 severity=_severity(share),
                 extra={
-                    "support_failed_traces": len(f_traces),
+                    "support_failed_traces": len(f_sorted),
                     "support_successful_traces": s_count,
                     "share_of_failed": round(share, 3),
                     "notes": len(rows),
@@ -243,8 +250,13 @@ def _one_round(notes: list[Note], threshold: float, opts: LearnOptions, failed_i
     return modes, dict(assignments), stab, final_labels
 
 
-def _gates(modes: list[FailureMode], assignments: dict[str, list[str]], failed_ids: set[str], stab: float,
-           opts: LearnOptions) -> list[Gate]:
+def _gates(
+    modes: list[FailureMode],
+    assignments: dict[str, list[str]],
+    failed_ids: set[str],
+    stab: float,
+    opts: LearnOptions,
+) -> list[Gate]:
     covered = sum(1 for t in failed_ids if assignments.get(t))
     coverage = covered / len(failed_ids) if failed_ids else 0.0
     if len(modes) >= 2:
@@ -272,8 +284,9 @@ def _gates(modes: list[FailureMode], assignments: dict[str, list[str]], failed_i
     ]  # fmt: skip
 
 
-def induce_taxonomy(notes: Sequence[Note], failed_traces: Sequence[str], opts: LearnOptions | None = None,
-                    *, source: str = "") -> LearnResult:
+def induce_taxonomy(
+    notes: Sequence[Note], failed_traces: Sequence[str], opts: LearnOptions | None = None, *, source: str = ""
+) -> LearnResult:
     """Learn a taxonomy from ``notes``; ``failed_traces`` are the ids coverage is measured over."""
     opts = opts or LearnOptions()
     notes = list(notes)
@@ -286,7 +299,9 @@ def induce_taxonomy(notes: Sequence[Note], failed_traces: Sequence[str], opts: L
     for r in range(1, opts.max_rounds + 1):
         modes, assignments, stab, _labels = _one_round(notes, threshold, opts, failed_ids)
         gates = _gates(modes, assignments, failed_ids, stab, opts)
-        rounds.append(RoundReport(round=r, distance_threshold=round(threshold, 3), modes=len(modes), gates=gates))
+        rounds.append(
+            RoundReport(round=r, distance_threshold=round(threshold, 3), modes=len(modes), gates=gates)
+        )
         passed = sum(1 for g in gates if g.passed)
         if modes and (best is None or passed >= best[0]):
             best = (passed, r, modes, assignments, gates)

@@ -205,7 +205,7 @@ def _repetition_notes(trace: Trace, failed: bool) -> list[Note]:
     said: Counter[str] = Counter()
     first: dict[str, Event] = {}
     for e in trace.events:
-        if e.kind == "message" and e.is_agent_step and len(e.text()) >= 40:
+        if e.kind == "message" and e.is_agent_step() and len(e.text()) >= 40:
             k = " ".join(e.text().split())[:300]
             said[k] += 1
             first.setdefault(k, e)
@@ -240,7 +240,7 @@ def _termination_notes(trace: Trace, failed: bool) -> list[Note]:
                 failed=failed,
             )
         )
-    steps = [e for e in trace.events if e.is_agent_step]
+    steps = [e for e in trace.events if e.is_agent_step()]
     if not steps:
         return notes
     last = steps[-1]
@@ -284,7 +284,11 @@ def _detector_notes(trace: Trace, taxonomy: Taxonomy, failed: bool) -> list[Note
         ev = v.evidence[0] if v.evidence else None
         seqs = [s for s in ((ev.seq_start, ev.seq_end) if ev else ()) if s is not None]
         detail = normalise_message((v.rationale or "").split(";")[0], limit=200)
-        text = f"{taxonomy.mode(v.code).name.lower()}: {detail}" if detail else taxonomy.mode(v.code).name.lower()
+        text = (
+            f"{taxonomy.mode(v.code).name.lower()}: {detail}"
+            if detail
+            else taxonomy.mode(v.code).name.lower()
+        )
         notes.append(
             Note(
                 trace_id=trace.trace_id,

@@ -46,7 +46,9 @@ class NoteBook:
                 fh.write(json.dumps(row) + "\n")
 
 
-def select_traces(traces: Iterable[Trace], *, contrast: int = 20, seed: int = 0) -> tuple[list[Trace], list[Trace]]:
+def select_traces(
+    traces: Iterable[Trace], *, contrast: int = 20, seed: int = 0
+) -> tuple[list[Trace], list[Trace]]:
     """The failed traces (outcome false, or not recorded) and a random sample of up to
     ``contrast`` successful ones."""
     failed: list[Trace] = []
