@@ -69,6 +69,7 @@ class LearnOptions(BaseModel):
         if self.code_prefix:
             return self.code_prefix
         return "L" if self.taxonomy_id == "learned" else self.taxonomy_id.upper()
+
     name: str = "Learned taxonomy"
     seed: int = 0
 

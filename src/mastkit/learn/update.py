@@ -34,7 +34,9 @@ def update_taxonomy(
         i = max(range(len(col)), key=col.__getitem__)
         if col[i] >= min_similarity:
             matched.setdefault(i, []).append((col[i], j))
-    numbers = [int(hit.group(1)) for c in old.codes if (hit := re.fullmatch(rf"{re.escape(prefix)}-(\d+)", c))]
+    numbers = [
+        int(hit.group(1)) for c in old.codes if (hit := re.fullmatch(rf"{re.escape(prefix)}-(\d+)", c))
+    ]
     next_no = max(numbers, default=0) + 1
     modes: list[FailureMode] = []
     used_old: set[int] = set()
