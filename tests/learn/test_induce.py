@@ -121,3 +121,14 @@ def test_mast_mapping_marks_new_modes() -> None:
 def test_no_failure_notes_is_an_error() -> None:
     with pytest.raises(ValueError, match="no failure notes"):
         induce_taxonomy(notes("perm", range(3), failed=False), [])
+
+
+def test_a_mode_made_of_detector_findings_maps_to_their_mast_mode() -> None:
+    ns = [
+        n.model_copy(update={"text": "<n> repeated step(s) without a change of state", "signal": "detector",
+                             "mast_code": "FM-1.3"})
+        for n in notes("loop", range(3))
+    ]  # fmt: skip
+    (m,) = induce_taxonomy(ns, _ids(("loop", range(3)))).taxonomy.modes
+    assert (m.extra["mast_match"], m.extra["mast_similarity"]) == ("FM-1.3", 1.0)
+    assert m.extra["detector_modes"] == {"FM-1.3": 3}

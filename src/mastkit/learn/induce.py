@@ -240,6 +240,7 @@ def _one_round(
                     "support_successful_traces": s_count,
                     "share_of_failed": round(share, 3),
                     "notes": len(rows),
+                    "detector_modes": dict(Counter(c for i in rows if (c := notes[i].mast_code))),
                     "evidence": [_evidence(n) for n in examples],
                 },
             )
@@ -313,6 +314,11 @@ def induce_taxonomy(
         raise ValueError(f"no cluster reached the minimum support of {opts.min_support} failed traces")
     _passed, _r, modes, assignments, gates = best
     mapping = mast_mapping(modes, opts.mast_min_similarity)
+    for k, m in enumerate(modes):
+        # a mode made mostly of one rule detector's findings maps to that detector's MAST mode
+        hits = Counter(m.extra.get("detector_modes") or {})
+        if hits and 2 * hits.most_common(1)[0][1] >= m.extra["notes"]:
+            mapping[k] = (hits.most_common(1)[0][0], 1.0)
     modes = [
         m.model_copy(update={"extra": {**m.extra, "mast_match": code or "new", "mast_similarity": sim}})
         for m, (code, sim) in zip(modes, mapping, strict=True)

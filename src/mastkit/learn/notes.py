@@ -44,6 +44,8 @@ class Note(BaseModel):
     agent: str | None = None
     failed: bool = True
     """Whether the trace the note comes from failed (notes of successful traces are contrast)."""
+    mast_code: str | None = None
+    """The MAST mode a rule detector found, for notes made from its finding."""
 
     @property
     def note_id(self) -> str:
@@ -294,6 +296,7 @@ def _detector_notes(trace: Trace, taxonomy: Taxonomy, failed: bool) -> list[Note
                 trace_id=trace.trace_id,
                 text=text,
                 signal="detector",
+                mast_code=v.code,
                 seqs=sorted(set(seqs)),
                 quote=ev.quote if ev else None,
                 agent=ev.agent if ev else None,
