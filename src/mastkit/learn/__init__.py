@@ -10,5 +10,14 @@ and the AdaMAST JSON shape.
 
 from mastkit.learn.induce import Gate, LearnOptions, LearnResult, induce_taxonomy
 from mastkit.learn.notes import Note, offline_notes
+from mastkit.learn.pipeline import learn_taxonomy
 
-__all__ = ["Gate", "LearnOptions", "LearnResult", "Note", "induce_taxonomy", "offline_notes"]
+__all__ = [
+    "Gate",
+    "LearnOptions",
+    "LearnResult",
+    "Note",
+    "induce_taxonomy",
+    "learn_taxonomy",
+    "offline_notes",
+]
