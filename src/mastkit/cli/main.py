@@ -45,6 +45,8 @@ COMMANDS: dict[str, Verb] = {
         "feedback", "feedback_cmd", "Feedback for the next attempt: pattern A (a tool) or B (a reflection)."
     ),
     "verify": Verb("verify", "verify_cmd", "Pick the best rollout per task; --eval compares scorers."),
+    "learn": Verb("learn", "learn_cmd", "Learn a failure taxonomy from traces (ATLAS-style), with gates."),
+    "taxonomy": Verb("taxonomy", "app", "Show, validate and compare taxonomies (mapping, Jaccard matrix)."),
     "experiment": Verb("experiment", "experiment_cmd", "Run an agent per task and arm; compare pass rates."),
 }
 

@@ -98,3 +98,20 @@ def compare_taxonomies(a: Taxonomy, b: Taxonomy, *, threshold: float = 0.12) -> 
     return TaxonomyComparison(
         a=a.id, b=b.id, matches=matches, only_in_a=only_a, only_in_b=only_b, coverage=cov
     )
+
+
+def jaccard_overlap(a: Taxonomy, b: Taxonomy, *, threshold: float = 0.12) -> float:
+    """Jaccard overlap of two taxonomies' mode sets, a mode counting as shared when it has a
+    counterpart (:func:`compare_taxonomies`); the shared count is averaged over both directions."""
+    if a is b or (a.id == b.id and a.codes == b.codes):
+        return 1.0
+    ab = compare_taxonomies(a, b, threshold=threshold)
+    ba = compare_taxonomies(b, a, threshold=threshold)
+    shared = (len(a.modes) - len(ab.only_in_a) + len(b.modes) - len(ba.only_in_a)) / 2
+    union = len(a.modes) + len(b.modes) - shared
+    return round(shared / union, 3) if union else 0.0
+
+
+def overlap_matrix(taxonomies: list[Taxonomy], *, threshold: float = 0.12) -> list[list[float]]:
+    """The Jaccard overlap of every pair (the cross-domain matrix of the ATLAS slides)."""
+    return [[jaccard_overlap(x, y, threshold=threshold) for y in taxonomies] for x in taxonomies]
