@@ -139,3 +139,45 @@ def test_latest_cte_with_defaults_and_with_several_columns(tmp_path: Path) -> No
             con.close()
         assert sorted(rows) == sorted([(h2, RULES.config_hash(), "t1"), (h2, LLM.config_hash(), "t1")])
         assert h1 != h2
+
+
+def test_every_attribution_reader_returns_every_field(tmp_path: Path) -> None:
+    full = Attribution(agent="Coder", step=3, mode="FM-3.3", confidence=0.625, reason="adds wrong", method="llm")
+    with Store(tmp_path / "m.db") as store:
+        h = store.upsert_trace(make_trace("t1"))
+        store.put_attribution("t1", h, "llm", "llm-hash", full)
+        assert store.get_attribution(h, "llm-hash") == full
+        assert store.get_attribution(h, "other-hash") is None
+        assert store.attributions_by_hash() == {h: full}
+        assert store.attributions_by_hash("llm") == {h: full}
+        assert store.attributions_by_hash("rules") == {}
+        assert store.attributions() == {"t1": full}
+        assert store.attributions("llm") == {"t1": full}
+
+
+# -- model calls -------------------------------------------------------------------------------------
+
+
+def test_call_stats_of_one_run_and_of_all(tmp_path: Path) -> None:
+    with Store(tmp_path / "m.db") as store:
+        common = {"provider": "openai", "model": "m", "request_hash": "r", "trace_id": "t"}
+        store.log_call(config_hash="A", input_tokens=10, output_tokens=2, cost_usd=0.5, **common)
+        store.log_call(config_hash="A", input_tokens=1, status="error", error="boom", cached=True, **common)
+        store.log_call(config_hash="B", input_tokens=100, output_tokens=20, cost_usd=2.0, **common)
+        assert store.call_stats("A") == {
+            "calls": 2,
+            "cached": 1,
+            "failed": 1,
+            "input_tokens": 11,
+            "output_tokens": 2,
+            "cost_usd": 0.5,
+        }
+        assert store.call_stats() == {
+            "calls": 3,
+            "cached": 1,
+            "failed": 1,
+            "input_tokens": 111,
+            "output_tokens": 22,
+            "cost_usd": 2.5,
+        }
+        assert store.call_stats("none")["calls"] == 0
