@@ -248,7 +248,9 @@ def test_parse_blame_aliases_alternatives_and_steps() -> None:
         assert b.alternatives == (3, 4, 1)  # own step, repeats and unknown steps dropped, order kept
         b = attributor._parse_blame(ctx, {"mistake_agent": "Checker", "mistake_step": 3, "reason": ""})
         assert (b.agent, b.step, b.reason, b.confidence, b.alternatives) == ("Checker", 3, None, None, ())
-        b = attributor._parse_blame(ctx, {"agent": "Planner", "agent_name": "Coder", "step": 4, "step_number": 1})
+        b = attributor._parse_blame(
+            ctx, {"agent": "Planner", "agent_name": "Coder", "step": 4, "step_number": 1}
+        )
         assert (b.agent, b.step) == ("Planner", 4)
         b = attributor._parse_blame(ctx, {"agent": 3, "step": 4})
         assert b.agent == "Coder"

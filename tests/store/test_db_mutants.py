@@ -41,7 +41,11 @@ def annotate(store: Store, t: Trace, config: AnnotatorConfig, agent: str = "a") 
         code="FM-1.3", verdict="present", confidence=0.5, evidence=[Evidence(seq_start=0, agent=agent)]
     )
     a = Annotation(
-        trace_id=t.trace_id, config=config, config_hash=config.config_hash(), verdicts=[verdict], summary=agent
+        trace_id=t.trace_id,
+        config=config,
+        config_hash=config.config_hash(),
+        verdicts=[verdict],
+        summary=agent,
     )
     store.put_annotation(a, h)
     return h
@@ -101,19 +105,31 @@ def test_csv_export_of_one_row_names_its_columns(tmp_path: Path) -> None:
         out = tmp_path / "one.csv"
         assert store.export(out) == 1
         header = out.read_text().splitlines()[0].split(",")
-        assert header[:7] == ["trace_id", "trace_hash", "config_hash", "kind", "annotator_model", "code", "verdict"]
+        assert header[:7] == [
+            "trace_id",
+            "trace_hash",
+            "config_hash",
+            "kind",
+            "annotator_model",
+            "code",
+            "verdict",
+        ]
 
 
 # -- attributions ------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("methods", [("rules", "llm"), ("llm", "rules")])
-def test_latest_attribution_of_a_trace_is_the_one_stored_last(tmp_path: Path, methods: tuple[str, str]) -> None:
+def test_latest_attribution_of_a_trace_is_the_one_stored_last(
+    tmp_path: Path, methods: tuple[str, str]
+) -> None:
     with Store(tmp_path / "m.db") as store:
         t = make_trace("t1")
         h = store.upsert_trace(t)
         for step, method in enumerate(methods):
-            store.put_attribution("t1", h, method, f"{method}-hash", Attribution(agent="a", step=step, method=method))
+            store.put_attribution(
+                "t1", h, method, f"{method}-hash", Attribution(agent="a", step=step, method=method)
+            )
         assert {k: (a.method, a.step) for k, a in store.attributions().items()} == {"t1": (methods[1], 1)}
         assert store.attributions(methods[0])["t1"].step == 0
 
@@ -130,9 +146,14 @@ def test_latest_cte_with_defaults_and_with_several_columns(tmp_path: Path) -> No
         con = sqlite3.connect(store.path)
         try:
             plain = db._latest("trace_bodies", "trace_id")
-            assert con.execute(f"WITH {plain} SELECT trace_hash, trace_id FROM latest").fetchall() == [(h2, "t1")]
+            assert con.execute(f"WITH {plain} SELECT trace_hash, trace_id FROM latest").fetchall() == [
+                (h2, "t1")
+            ]
             many = db._latest(
-                "annotations", "config_hash, trace_id", per="config_hash, trace_id", tiebreak="x.created_at DESC"
+                "annotations",
+                "config_hash, trace_id",
+                per="config_hash, trace_id",
+                tiebreak="x.created_at DESC",
             )
             rows = con.execute(f"WITH {many} SELECT trace_hash, config_hash, trace_id FROM latest").fetchall()
         finally:
@@ -142,7 +163,9 @@ def test_latest_cte_with_defaults_and_with_several_columns(tmp_path: Path) -> No
 
 
 def test_every_attribution_reader_returns_every_field(tmp_path: Path) -> None:
-    full = Attribution(agent="Coder", step=3, mode="FM-3.3", confidence=0.625, reason="adds wrong", method="llm")
+    full = Attribution(
+        agent="Coder", step=3, mode="FM-3.3", confidence=0.625, reason="adds wrong", method="llm"
+    )
     with Store(tmp_path / "m.db") as store:
         h = store.upsert_trace(make_trace("t1"))
         store.put_attribution("t1", h, "llm", "llm-hash", full)
@@ -181,3 +204,17 @@ def test_call_stats_of_one_run_and_of_all(tmp_path: Path) -> None:
             "cost_usd": 2.5,
         }
         assert store.call_stats("none")["calls"] == 0
+
+
+def test_parquet_without_pyarrow_names_the_feature(tmp_path: Path) -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("pyarrow is installed: the export works, no message to check")
+    from mastkit.errors import MissingDependencyError
+
+    with Store(tmp_path / "m.db") as store, pytest.raises(MissingDependencyError) as info:
+        store.export(tmp_path / "v.parquet")
+    assert str(info.value) == "Parquet export needs an optional dependency: pip install 'mastkit[parquet]'"
