@@ -218,3 +218,11 @@ def test_parquet_without_pyarrow_names_the_feature(tmp_path: Path) -> None:
     with Store(tmp_path / "m.db") as store, pytest.raises(MissingDependencyError) as info:
         store.export(tmp_path / "v.parquet")
     assert str(info.value) == "Parquet export needs an optional dependency: pip install 'mastkit[parquet]'"
+
+
+def test_an_attribution_of_a_hash_never_upserted_is_read_back_by_its_id(tmp_path: Path) -> None:
+    a = Attribution(agent="Coder", step=1, method="rules")
+    with Store(tmp_path / "m.db") as store:
+        store.put_attribution("t9", "sha256:never-upserted", "rules", "rules-hash", a)
+        assert store.attributions() == {"t9": a}
+        assert store.get_attribution("sha256:never-upserted", "rules-hash") == a
