@@ -64,7 +64,11 @@ def main(argv: list[str]) -> int:
         path = Path("mutants") / module
         codes = json.loads(Path(f"{path}.meta").read_text(encoding="utf-8"))["exit_code_by_key"]
         text = path.read_text(encoding="utf-8")
-        fs = {n.name: n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        fs = {
+            n.name: n
+            for n in ast.walk(ast.parse(text))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
         counts: Counter[str] = Counter()
         for key, code in codes.items():
             status = STATUS.get(code, f"other({code})")
@@ -78,7 +82,9 @@ def main(argv: list[str]) -> int:
         total += counts
         rows.append((module, counts))
     rows.append(("**all**", total))
-    print("| module | mutants | killed | survived | equivalent | timeout | no tests | not checked | % killed |")
+    print(
+        "| module | mutants | killed | survived | equivalent | timeout | no tests | not checked | % killed |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for module, c in rows:
         checked = c["killed"] + c["survived"] + c["timeout"]

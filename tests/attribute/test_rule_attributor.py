@@ -30,7 +30,8 @@ def rules(a: Attribution) -> tuple[Any, ...]:
 
 
 def result(seq: int, **kw: Any) -> Event:
-    return ev(seq, "tool", kind="tool_result", role="tool", tool_result=ToolResult(**kw))
+    # "sandbox" is an agent-like name: only the event kind marks it as an output
+    return ev(seq, "sandbox", kind="tool_result", role="tool", tool_result=ToolResult(**kw))
 
 
 # -- 1. error_step ----------------------------------------------------------------------------------
@@ -213,3 +214,56 @@ def test_no_events_and_no_agents() -> None:
     assert rules(attribute_by_rules(trace())) == (None, None, "empty trace", 0.0, None, "rules")
     only_people = trace(ev(0, "human", "hello"), ev(1, "user", "anyone?"))
     assert rules(attribute_by_rules(only_people)) == (None, None, "no agent step found", 0.0, None, "rules")
+
+
+# -- 4. detector --------------------------------------------------------------------------------------
+
+REPEATED = "Let me check the configuration file again now."
+
+
+def test_the_earliest_detector_finding_blames_its_step_with_the_mode() -> None:
+    t = trace(
+        ev(0, "human", "fix the config"),
+        ev(1, "Planner", "Coder, look at it"),
+        ev(2, "Coder", REPEATED),
+        ev(3, "Computer_terminal", "ok fine"),
+        ev(4, "Coder", REPEATED),
+        ev(5, "Coder", REPEATED),
+    )
+    assert rules(attribute_by_rules(t)) == (
+        "Coder",
+        2,
+        "detector: first rule finding FM-1.3 at event 2",
+        0.35,
+        "FM-1.3",
+        "rules",
+    )
+
+
+def test_a_detector_finding_on_an_executor_blames_the_agent_before_it() -> None:
+    said = "wrote 42 lines to the configuration file"
+    t = trace(
+        ev(0, "human", "fix the config"),
+        ev(1, "Coder", "writing the file"),
+        ev(2, "Computer_terminal", said),
+        ev(3, "Computer_terminal", said),
+        ev(4, "Computer_terminal", said),
+    )
+    assert rules(attribute_by_rules(t))[:5] == (
+        "Coder",
+        1,
+        "detector: first rule finding FM-1.3 at event 2",
+        0.35,
+        "FM-1.3",
+    )
+
+
+@pytest.mark.parametrize("executor", [True, False])
+def test_only_the_last_4000_characters_are_searched(executor: bool) -> None:
+    text = "ERROR " + "y" * 3995  # 4001 characters: the E is the one left out
+    out = ev(2, "Computer_terminal", text) if executor else result(2, output=text)
+    t = trace(ev(0, "human", "task"), ev(1, "Coder", "run"), out)
+    assert attribute_by_rules(t).reason == "first_action: no failure signal found; first agent step"
+    short = ev(2, "Computer_terminal", "Traceback (most recent call last)")
+    assert attribute_by_rules(trace(ev(0, "human", "task"), ev(1, "Coder", "run"), short)).step == 1
+    assert attribute_by_rules(trace(ev(0, "human", "task"), ev(1, "Coder", "run"), short)).confidence == 0.5
