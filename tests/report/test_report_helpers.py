@@ -54,6 +54,9 @@ def test_truncate_and_clip_at_the_limit() -> None:
         (10, set(), 3, [0, 1, 9]),
         (20, {5, 10, 15}, 5, [0, 5, 10, 15, 19]),
         (10, {4}, 4, [0, 3, 4, 9]),
+        (10, {9}, 4, [0, 1, 8, 9]),
+        (10, {10}, 4, [0, 1, 8, 9]),
+        (20, {5, 10, 15}, 8, [0, 1, 4, 5, 10, 15, 18, 19]),
     ],
 )
 def test_select_events_by_hand(n: int, must: set[int], max_events: int, chosen: list[int]) -> None:
@@ -140,3 +143,20 @@ def test_outcome_and_run_info() -> None:
         "config": {},
     }
     assert _run_info({"config_hash": "x", "config_json": "[1, 2]"}).config == {}
+
+
+def test_event_text_window_edges() -> None:
+    at_start = "Q" * 70 + "B" * 100
+    assert _event_text(msg(at_start), 30, "Q" * 70) == (
+        "[… 0 chars] " + "Q" * 30 + " …" + "… [+140 chars]",
+        140,
+    )
+    just_past = "A" * 30 + "QUOTE" + "B" * 100
+    assert _event_text(msg(just_past), 32, "QUOTE") == (
+        "[… 22 chars] " + "A" * 8 + "QUOTE" + "B" * 19 + " …" + "… [+103 chars]",
+        103,
+    )
+    fits = "A" * 20 + "Q" * 70 + "B" * 50  # the first 60 characters of the quote end at the limit
+    assert _event_text(msg(fits), 80, "Q" * 70) == ("A" * 20 + "Q" * 60 + "… [+60 chars]", 60)
+    twice = "A" * 100 + "QUOTE" + "B" * 100 + "QUOTE"
+    assert _event_text(msg(twice), 40, "QUOTE")[0].startswith("[… 90 chars] " + "A" * 10 + "QUOTE")
