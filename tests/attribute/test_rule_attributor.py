@@ -267,3 +267,8 @@ def test_only_the_last_4000_characters_are_searched(executor: bool) -> None:
     short = ev(2, "Computer_terminal", "Traceback (most recent call last)")
     assert attribute_by_rules(trace(ev(0, "human", "task"), ev(1, "Coder", "run"), short)).step == 1
     assert attribute_by_rules(trace(ev(0, "human", "task"), ev(1, "Coder", "run"), short)).confidence == 0.5
+
+
+def test_first_action_without_a_task_statement_is_the_first_step() -> None:
+    t = trace(ev(0, "Coder", "hello"), ev(1, "Planner", "plan"))
+    assert rules(attribute_by_rules(t))[:2] == ("Coder", 0)

@@ -160,3 +160,11 @@ def test_event_text_window_edges() -> None:
     assert _event_text(msg(fits), 80, "Q" * 70) == ("A" * 20 + "Q" * 60 + "… [+60 chars]", 60)
     twice = "A" * 100 + "QUOTE" + "B" * 100 + "QUOTE"
     assert _event_text(msg(twice), 40, "QUOTE")[0].startswith("[… 90 chars] " + "A" * 10 + "QUOTE")
+
+
+def test_anchor_of_a_lone_surrogate_and_labels_of_hashes_with_colons() -> None:
+    odd = "\ud800"
+    digest = hashlib.sha1(odd.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    assert safe_anchor(odd) == f"trace-{digest}"
+    clash = [("a", "p:q:aaaaaaaaaaaa"), ("a", "p:q:aaaaaaaabbbb")]
+    assert _labels(clash) == ["a (q:aaaaaaaaaa)", "a (q:aaaaaaaabb)"]
