@@ -19,19 +19,20 @@ from __future__ import annotations
 import functools
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from mastkit.annotate.judge.prompt import context_block
 from mastkit.annotate.model import Annotation
 from mastkit.attribute.model import Attribution
 from mastkit.feedback.modes import severity
 from mastkit.feedback.reflection import Reflection, ReflectionItem, order_items, quote_text, reflect
-from mastkit.llm.call import CallUsage, ResponseCache, cached_call
+from mastkit.llm.ask import ask_json
+from mastkit.llm.call import CallUsage, ResponseCache
 from mastkit.llm.fence import defuse, fence_name, fence_secret
 from mastkit.llm.redact import redact_trace
 from mastkit.llm.render import RenderOptions, render_events
-from mastkit.llm.reply import ReplyError, json_object, strict_schema
-from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
+from mastkit.llm.reply import ReplyError
+from mastkit.providers import Budget, ChatMessage, Provider
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
 
@@ -151,41 +152,7 @@ class LLMReflector:
         self.structured_output = structured_output
         self.source = f"llm:{provider.name}:{provider.model}"
         self._model = reply_model(taxonomy)
-        self._schema = strict_schema(self._model)
         self.usage = CallUsage()
-
-    def _parse(self, text: str) -> Any:
-        try:
-            return self._model.model_validate(json_object(text))
-        except ValidationError as exc:
-            raise ReplyError(f"the reply does not match the schema: {exc.error_count()} errors") from None
-
-    def _usable(self, text: str) -> bool:
-        try:
-            self._parse(text)
-        except ReplyError:
-            return False
-        return True
-
-    async def _call(self, messages: list[ChatMessage], trace_id: str) -> str:
-        req = ChatRequest(
-            messages=messages,
-            temperature=0.0,
-            max_tokens=self.max_output_tokens,
-            json_schema=self._schema if self.structured_output else None,
-            schema_name="reflection",
-        )
-        return await cached_call(
-            self.provider,
-            req,
-            cache=self.cache,
-            budget=self.budget,
-            trace_id=trace_id,
-            config_hash="feedback:" + PROMPT_VERSION,
-            usage=self.usage,
-            version=PROMPT_VERSION,
-            accept=self._usable,
-        )
 
     def messages(
         self, trace: Trace, annotation: Annotation, attribution: Attribution | None
@@ -227,24 +194,20 @@ class LLMReflector:
         if not base.items:
             return base
         messages = self.messages(trace, annotation, attribution)
-        text = await self._call(messages, trace.trace_id)
-        try:
-            reply = self._parse(text)
-        except ReplyError as first:
-            repair = [
-                *messages,
-                ChatMessage(role="assistant", content=text[:8000]),
-                ChatMessage(
-                    role="user",
-                    content=f"Your reply could not be used: {first}. Reply again with only the JSON object.",
-                ),
-            ]
-            try:
-                reply = self._parse(await self._call(repair, trace.trace_id))
-            except ReplyError as second:
-                raise ReflectionReplyError(
-                    f"unusable reply after one repair ({first}; then {second})"
-                ) from None
+        reply: Any = await ask_json(
+            self.provider,
+            messages,
+            self._model,
+            cache=self.cache,
+            budget=self.budget,
+            trace_id=trace.trace_id,
+            config_hash="feedback:" + PROMPT_VERSION,
+            version=PROMPT_VERSION,
+            usage=self.usage,
+            max_tokens=self.max_output_tokens,
+            structured_output=self.structured_output,
+            error=ReflectionReplyError,
+        )
         found = {it.code: it for it in base.items}
         items: list[ReflectionItem] = []
         for advice in reply.items:

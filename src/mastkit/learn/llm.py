@@ -14,16 +14,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from mastkit.annotate.judge.prompt import context_block
 from mastkit.learn.notes import Note
-from mastkit.llm.call import CallUsage, ResponseCache, cached_call
+from mastkit.llm.ask import ask_json
+from mastkit.llm.call import CallUsage, ResponseCache
 from mastkit.llm.fence import defuse, fence_name, fence_secret
 from mastkit.llm.redact import redact_trace
 from mastkit.llm.render import render_windows
-from mastkit.llm.reply import ReplyError, json_object, strict_schema
-from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
+from mastkit.llm.reply import ReplyError
+from mastkit.providers import Budget, ChatMessage, Provider
 from mastkit.taxonomy import FailureMode, Taxonomy
 from mastkit.traces.model import Trace
 
@@ -111,34 +112,18 @@ class LLMLearner:
         self.version = f"{PROMPT_VERSION}:{provider.name}:{provider.model}"
 
     async def _ask(self, messages: list[ChatMessage], model: type[_Wire], trace_id: str) -> Any:
-        def parse(text: str) -> Any:
-            try:
-                return model.model_validate(json_object(text))
-            except ValidationError as exc:
-                raise ReplyError(f"the reply does not match the schema: {exc.error_count()} errors") from None
-
-        def usable(text: str) -> bool:
-            try:
-                parse(text)
-            except ReplyError:
-                return False
-            return True
-
-        async def call(msgs: list[ChatMessage]) -> str:
-            req = ChatRequest(messages=msgs, temperature=0.0, max_tokens=self.max_output_tokens,
-                              json_schema=strict_schema(model), schema_name=model.__name__.lower())  # fmt: skip
-            return await cached_call(self.provider, req, cache=self.cache, budget=self.budget, trace_id=trace_id,
-                                     config_hash="learn:" + PROMPT_VERSION, usage=self.usage,
-                                     version=PROMPT_VERSION, accept=usable)  # fmt: skip
-
-        text = await call(messages)
-        try:
-            return parse(text)
-        except ReplyError as first:
-            repair = [*messages, ChatMessage(role="assistant", content=text[:8000]),
-                      ChatMessage(role="user", content=f"Your reply could not be used: {first}. "
-                                  "Reply again with only the JSON object.")]  # fmt: skip
-            return parse(await call(repair))
+        return await ask_json(
+            self.provider,
+            messages,
+            model,
+            cache=self.cache,
+            budget=self.budget,
+            trace_id=trace_id,
+            config_hash="learn:" + PROMPT_VERSION,
+            version=PROMPT_VERSION,
+            usage=self.usage,
+            max_tokens=self.max_output_tokens,
+        )
 
     def window_messages(self, trace: Trace) -> list[list[ChatMessage]]:
         """One request's messages per window of ``trace`` (redacted, fenced, defused)."""

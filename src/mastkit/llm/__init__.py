@@ -4,6 +4,7 @@
 * :mod:`.fence` — the secret-nonce fence around trace text, and defusing of look-alike tags;
 * :mod:`.call` — one model call with the response cache, the budget and the call log;
 * :mod:`.reply` — the JSON object in a reply, read leniently, validated strictly;
+* :mod:`.ask` — a reply validated by a pydantic model, with one repair request;
 * :mod:`.redact` — a whole trace redacted once, before it is rendered and cut.
 * :mod:`.runner` — work over many traces: resume from the store, concurrency, failures,
   the budget stop and a circuit breaker for errors no trace can get past.

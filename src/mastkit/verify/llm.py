@@ -28,19 +28,20 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal, TypeVar
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from mastkit.annotate.judge.evidence import TraceText, verify
 from mastkit.annotate.judge.prompt import context_block, taxonomy_block
 from mastkit.annotate.judge.schema import CONFIDENCE_ANCHORS, finding_model
 from mastkit.annotate.model import Evidence, ModeVerdict
-from mastkit.llm.call import CallUsage, ResponseCache, cached_call
+from mastkit.llm.ask import ask_json
+from mastkit.llm.call import CallUsage, ResponseCache
 from mastkit.llm.fence import fence_name, fence_secret
 from mastkit.llm.redact import redact_trace
 from mastkit.llm.render import RenderOptions, render_windows
-from mastkit.llm.reply import ReplyError, json_object, strict_schema
+from mastkit.llm.reply import ReplyError
 from mastkit.llm.runner import RunResult, run_per_trace_sync
-from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider, run_sync
+from mastkit.providers import Budget, ChatMessage, Provider, run_sync
 from mastkit.taxonomy import Taxonomy, load_taxonomy
 from mastkit.traces.model import Trace
 from mastkit.verify.blind import blind
@@ -264,56 +265,21 @@ class _Base:
         self, system: str, user: str, reply: type[BaseModel], name: str, trace_id: str
     ) -> BaseModel:
         """One request, validated by ``reply``; one repair request on an unusable reply."""
-        schema = strict_schema(reply)
-
-        def parse(text: str) -> BaseModel:
-            try:
-                return reply.model_validate(json_object(text))
-            except ValidationError as exc:
-                raise ReplyError(f"reply does not match the schema: {exc.errors()[:3]}") from None
-
-        def usable(text: str) -> bool:
-            try:
-                parse(text)
-            except ReplyError:
-                return False
-            return True
-
         messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
-        for attempt in range(2):
-            req = ChatRequest(
-                messages=messages,
-                temperature=0.0,
-                max_tokens=self.options.max_output_tokens,
-                json_schema=schema if self.options.structured_output else None,
-                schema_name=name,
-            )
-            text = await cached_call(
-                self.provider,
-                req,
-                cache=self.cache,
-                budget=self.budget,
-                trace_id=trace_id,
-                config_hash=self.version,
-                usage=self.usage,
-                version=self.version,
-                accept=usable,
-            )
-            try:
-                return parse(text)
-            except ReplyError as exc:
-                if attempt:
-                    raise VerifyReplyError(f"unusable reply after one repair: {exc}") from None
-                messages = [
-                    *messages,
-                    ChatMessage(role="assistant", content=text[:8000]),
-                    ChatMessage(
-                        role="user",
-                        content=f"Your reply could not be used: {exc}. Reply again with only the JSON object "
-                        "described in the instructions.",
-                    ),
-                ]
-        raise AssertionError("unreachable")
+        return await ask_json(
+            self.provider,
+            messages,
+            reply,
+            cache=self.cache,
+            budget=self.budget,
+            trace_id=trace_id,
+            config_hash=self.version,
+            version=self.version,
+            usage=self.usage,
+            max_tokens=self.options.max_output_tokens,
+            structured_output=self.options.structured_output,
+            error=VerifyReplyError,
+        )
 
 
 _B = TypeVar("_B", bound=_Base)
