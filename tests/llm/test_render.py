@@ -172,3 +172,65 @@ def test_beyond_the_window_cap_the_middle_is_left_out() -> None:
     assert (stats.windows, stats.events_omitted_by_window_cap) == (3, 3)
     even = render_windows(trace, 1, overlap_events=0, max_windows=4)
     assert [(w.first_seq, w.omitted_before) for w in even] == [(0, 0), (1, 0), (4, 2), (5, 0)]
+
+
+# -- edges found by mutation testing -------------------------------------------------------------------
+
+
+def test_replayed_context_markers_name_the_whole_range() -> None:
+    copied = [_msg(i, f"old {i}", is_copied_context=True) for i in range(1, 4)]
+    middle = _trace(_msg(0, "a"), *copied, _msg(4, "b"))
+    assert (1, "[1-3] (replayed earlier context: 3 events omitted)") in _blocks(middle)
+    trailing = _trace(_msg(0, "a"), *copied)
+    assert _blocks(trailing)[-1] == (1, "[1-3] (replayed earlier context: 3 events omitted)")
+
+
+def test_an_unsegmented_log_of_exactly_the_limit_is_one_block_and_later_events_follow() -> None:
+    exact = _trace(_msg(0, "x" * 100), segmentation="raw_unsegmented")
+    (block,) = _blocks(exact, max_event_chars=100, tail_chars=20)
+    assert "(part" not in block[1] and block[1].endswith("x" * 100)
+    long = _trace(_msg(0, "line\n" * 60), _msg(1, "the end"), segmentation="raw_unsegmented")
+    blocks = _blocks(long, max_event_chars=100, tail_chars=20, part_chars=100)
+    assert blocks[-1] == (1, "[1] a message: the end")  # the parts of event 0 do not end the rendering
+    assert sum("(part " in b for _s, b in blocks) >= 3
+
+
+def test_a_text_of_exactly_the_limit_is_not_elided() -> None:
+    stats = RenderStats()
+    render_events(_trace(_msg(0, "y" * 300)), RenderOptions(max_event_chars=300, tail_chars=50), stats)
+    assert (stats.events_elided, stats.chars_elided) == (0, 0)
+    render_events(_trace(_msg(0, "y" * 301)), RenderOptions(max_event_chars=300, tail_chars=50), stats)
+    assert (stats.events_elided, stats.chars_elided, stats.events) == (1, 1, 2)  # counts add up
+
+
+def test_a_lone_surrogate_in_a_long_text_renders() -> None:
+    text = "a" * 250 + "\ud800" + "b" * 10
+    blocks = _blocks(_trace(_msg(0, text), _msg(1, text)))
+    assert blocks[1] == (1, "[1] a message: [same text as event 0]")
+
+
+def test_default_overlap_and_window_cap() -> None:
+    events = [_msg(i, f"event {i} " + "z" * 400) for i in range(60)]
+    trace = _trace(*events)
+    windows = render_windows(trace, 500)  # ~2000 characters a window: far more than 8 windows
+    assert len(windows) == 8 and windows[4].omitted_before > 0
+    first, second = render_windows(trace, 500, max_windows=100)[:2]
+    assert first.last_seq - second.first_seq + 1 == 3  # consecutive windows share 3 events
+
+
+def test_a_cache_secret_must_be_16_bytes_or_more() -> None:
+    import pytest
+
+    from mastkit.llm.fence import fence_secret
+
+    class Cache:
+        def __init__(self, secret: object) -> None:
+            self.secret = secret
+
+        def fence_secret(self) -> object:
+            return self.secret
+
+    assert fence_secret(Cache(b"k" * 16)) == b"k" * 16
+    for bad in (b"k" * 15, "k" * 32):
+        with pytest.raises(ValueError, match=r"^fence_secret\(\) must return at least 16 random bytes$"):
+            fence_secret(Cache(bad))
