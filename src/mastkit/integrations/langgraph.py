@@ -38,6 +38,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from mastkit.guard import Decision, Guardian, GuardSpec
+from mastkit.integrations._adapter import GuardedRun
 from mastkit.traces.model import Event, Usage
 
 __all__ = ["GuardCallbackHandler", "GuardStop", "LangGraphGuard"]
@@ -53,8 +54,10 @@ class GuardStop(RuntimeError):
         super().__init__(_text(decision))
 
 
-class LangGraphGuard:
+class LangGraphGuard(GuardedRun):
     """One guarded LangGraph run: a tool-call wrapper and a callback handler on one Guardian."""
+
+    framework = "langgraph"
 
     def __init__(
         self,
@@ -64,14 +67,7 @@ class LangGraphGuard:
         task: str | None = None,
         on_stop: OnStop = "message",
     ) -> None:
-        if guardian is not None:
-            self.guardian = guardian.new_run(task=task)
-        elif spec is not None:
-            self.guardian = Guardian.from_spec(spec, task=task)
-        else:
-            self.guardian = Guardian.default(task=task)
-        if task is not None:
-            self.guardian.record_user(task)
+        super().__init__(guardian, spec=spec, task=task)
         self.on_stop: OnStop = on_stop
         self.callback = GuardCallbackHandler(self.guardian)
         self.stopped = False
@@ -93,16 +89,6 @@ class LangGraphGuard:
             return END if self.stopped else next_node
 
         return route
-
-    @property
-    def decisions(self) -> list[Decision]:
-        """Every non-allow decision of the run, in order."""
-        return self.guardian.decisions
-
-    def save(self, path: str | Path, **fields: Any) -> Path:
-        """Write the run as canonical JSONL (``framework="langgraph"``)."""
-        fields.setdefault("framework", "langgraph")
-        return self.guardian.save(path, **fields)
 
     # -- the wrapper ----------------------------------------------------------------------------
 

@@ -48,13 +48,16 @@ from agents import (
 from agents.items import ModelResponse
 
 from mastkit.guard import Decision, Guardian, GuardSpec
+from mastkit.integrations._adapter import GuardedRun
 from mastkit.traces.model import Event, Usage
 
 __all__ = ["AgentsGuard", "GuardRunHooks"]
 
 
-class AgentsGuard:
+class AgentsGuard(GuardedRun):
     """One guarded Agents SDK run: guardrails and hooks backed by one :class:`Guardian`."""
+
+    framework = "openai-agents"
 
     def __init__(
         self,
@@ -64,14 +67,7 @@ class AgentsGuard:
         task: str | None = None,
         raise_on_stop: bool = False,
     ) -> None:
-        if guardian is not None:
-            self.guardian = guardian.new_run(task=task)
-        elif spec is not None:
-            self.guardian = Guardian.from_spec(spec, task=task)
-        else:
-            self.guardian = Guardian.default(task=task)
-        if task is not None:
-            self.guardian.record_user(task)
+        super().__init__(guardian, spec=spec, task=task)
         self.raise_on_stop = raise_on_stop
         self._warnings: dict[str, str] = {}
         self.input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
@@ -104,16 +100,6 @@ class AgentsGuard:
         return out
 
     # -- the run --------------------------------------------------------------------------------
-
-    @property
-    def decisions(self) -> list[Decision]:
-        """Every non-allow decision of the run, in order."""
-        return self.guardian.decisions
-
-    def save(self, path: str | Path, **fields: Any) -> Path:
-        """Write the run as canonical JSONL (``framework="openai-agents"``)."""
-        fields.setdefault("framework", "openai-agents")
-        return self.guardian.save(path, **fields)
 
     # -- guardrail functions ----------------------------------------------------------------------
 
