@@ -32,8 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mastkit import load_traces
-from mastkit.attribute import heuristics as h
-from mastkit.attribute.evaluate import (
+from mastkit.analyze.attribution_eval import (
     Gold,
     Prediction,
     Scores,
@@ -42,7 +41,8 @@ from mastkit.attribute.evaluate import (
     random_scores,
     split,
 )
-from mastkit.attribute.evaluate import score as score_preds
+from mastkit.analyze.attribution_eval import score as score_preds
+from mastkit.attribute import heuristics as h
 from mastkit.attribute.rule_attributor import attribute_by_rules
 from mastkit.traces.model import Event, Trace
 

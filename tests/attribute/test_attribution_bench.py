@@ -11,7 +11,7 @@ import pytest
 
 from conftest import SHARED_DATA, shared_path
 from mastkit import load_traces
-from mastkit.attribute.evaluate import (
+from mastkit.analyze.attribution_eval import (
     Gold,
     Rate,
     candidate_agents,
