@@ -16,7 +16,7 @@ step when it does not fire, so every method answers every trace), the rules befo
 
 Reproduce:
 
-    PYTHONPATH=src .venv/bin/python bench/attribution.py            # table, ~10 s
+    PYTHONPATH=src .venv/bin/python bench/attribution.py            # table, ~5 s
     PYTHONPATH=src .venv/bin/python bench/attribution.py --json     # the same figures as JSON
 """
 
