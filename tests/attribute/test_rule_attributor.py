@@ -269,6 +269,9 @@ def test_only_the_last_4000_characters_are_searched(executor: bool) -> None:
     assert attribute_by_rules(trace(ev(0, "human", "task"), ev(1, "Coder", "run"), short)).confidence == 0.5
 
 
-def test_first_action_without_a_task_statement_is_the_first_step() -> None:
-    t = trace(ev(0, "Coder", "hello"), ev(1, "Planner", "plan"))
-    assert rules(attribute_by_rules(t))[:2] == ("Coder", 0)
+def test_an_agent_opening_message_is_the_task_statement() -> None:
+    # multi-agent logs open with an agent restating its task: the first action comes after it
+    t = trace(ev(0, "Coder", "You are given a task: hello"), ev(1, "Planner", "plan"))
+    assert rules(attribute_by_rules(t))[:2] == ("Planner", 1)
+    alone = trace(ev(0, "Coder", "hello"))
+    assert rules(attribute_by_rules(alone))[:2] == ("Coder", 0)

@@ -17,7 +17,7 @@ from mastkit.llm.runner import RunProgress, Stop, TraceOutcome, error_entries, r
 from mastkit.traces.model import Trace
 
 METHODS = ("rules", "all-at-once", "step-by-step", "binary-search")
-RULE_ATTRIBUTOR_VERSION = "attr-rules-1"
+RULE_ATTRIBUTOR_VERSION = "attr-rules-2"
 
 
 class AttributionStore(Protocol):

@@ -1,0 +1,187 @@
+"""Attribution benchmark: the ``rules`` method beside random, naive and single-heuristic baselines.
+
+Label sets (from ../shared/data, read-only):
+
+* Who&When Algorithm-Generated (126) — tuning set;
+* Who&When Hand-Crafted (58) — held out;
+* tau-bench airline, 36 failed runs labelled by hand (bench/attribution_labels/), split
+  half/half with a fixed seed, stratified by the blamed agent: ``tau dev`` (tuning) and
+  ``tau held`` (held out).
+
+Methods: ``random`` (exact expectation), ``first step`` / ``last step`` (of any agent), each
+single heuristic of ``mastkit.attribute.heuristics`` on its own (falling back to the first agent
+step when it does not fire, so every method answers every trace), the rules before issue #19
+(``old rules``: the rule attributor at commit 34bdaa3, read with ``git show``) and the current
+``rules``. Without the ground truth (the default setting of ``mastkit attribute``).
+
+Reproduce:
+
+    PYTHONPATH=src .venv/bin/python bench/attribution.py            # table, ~5 s
+    PYTHONPATH=src .venv/bin/python bench/attribution.py --json     # the same figures as JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+from mastkit import load_traces
+from mastkit.analyze.attribution_eval import (
+    Gold,
+    Prediction,
+    Scores,
+    golds_from_traces,
+    load_labels,
+    random_scores,
+    split,
+)
+from mastkit.analyze.attribution_eval import score as score_preds
+from mastkit.attribute import heuristics as h
+from mastkit.attribute.rule_attributor import attribute_by_rules
+from mastkit.traces.model import Event, Trace
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MASTKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
+LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline.jsonl"
+OLD_COMMIT = "34bdaa3"
+Method = Callable[[Trace], Prediction]
+
+
+def label_sets(shared: Path) -> dict[str, list[Gold]]:
+    """The four label sets, in table order (a set whose data is absent is left out)."""
+    sets: dict[str, list[Gold]] = {}
+    for folder, name in (("Algorithm-Generated", "W&W AG (tune)"), ("Hand-Crafted", "W&W HC (held)")):
+        path = shared / "who_and_when" / folder
+        if path.exists():
+            sets[name] = golds_from_traces(load_traces(path))
+    tau_file = shared / "multi_rollout" / "tau_bench_airline_gpt4o"
+    if tau_file.exists():
+        dev, held = split(load_labels(LABELS, shared, lambda p: load_traces(p)))
+        sets["tau dev (tune)"] = dev
+        sets["tau held"] = held
+    return sets
+
+
+def _alone(fn: Callable[[Trace, list[Event]], h.Finding | None]) -> Method:
+    """A single heuristic as a method: its step, else the first agent step."""
+
+    def run(trace: Trace) -> Prediction:
+        events = h.live_events(trace)
+        found = fn(trace, events) or h.first_agent_step(events)
+        return (found.agent, found.step.seq) if found is not None else (None, None)
+
+    return run
+
+
+def _old_rules() -> Method | None:
+    """The rule attributor as it was before issue #19 (None when git or the commit is missing)."""
+    try:
+        source = subprocess.run(
+            ["git", "show", f"{OLD_COMMIT}:src/mastkit/attribute/rule_attributor.py"],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    module = types.ModuleType("old_rule_attributor")
+    exec(compile(source, "old_rule_attributor.py", "exec"), module.__dict__)
+    old = module.attribute_by_rules
+
+    def run(trace: Trace) -> Prediction:
+        a = old(trace)
+        return (a.agent, a.step)
+
+    return run
+
+
+def _rules(trace: Trace) -> Prediction:
+    a = attribute_by_rules(trace)
+    return (a.agent, a.step)
+
+
+def _first_write_action(trace: Trace, events: list[Event]) -> h.Finding | None:
+    write = h.first_write_attempt(events)
+    return h.Finding("first_write", write, "first write attempted") if write is not None else None
+
+
+def methods() -> dict[str, Method | None]:
+    """Every method of the table, in order (None: random, scored by its exact expectation)."""
+    out: dict[str, Method | None] = {
+        "random (expected)": None,
+        "first agent step": _alone(lambda t, ev: h.first_agent_step(ev)),
+        "last agent step": _alone(lambda t, ev: h.last_agent_step(ev)),
+        "first write attempted": _alone(_first_write_action),
+        "first write that took effect": _alone(lambda t, ev: h.first_write(ev)),
+        "first unresolved error": _alone(lambda t, ev: h.first_unresolved_error(ev)),
+        "first error": _alone(lambda t, ev: h.first_error(ev)),
+        "unverified write": _alone(lambda t, ev: h.unverified_action(ev)),
+        "user pivot": _alone(lambda t, ev: h.user_pivot(ev)),
+        "stall report": _alone(lambda t, ev: h.stall_report(ev)),
+        "detector": _alone(lambda t, ev: (h.detector_finding(t, ev) or (None, ""))[0]),
+    }
+    old = _old_rules()
+    if old is not None:
+        out["old rules (34bdaa3)"] = old
+    out["rules"] = _rules
+    return out
+
+
+def measure(shared: Path) -> dict[str, dict[str, Scores]]:
+    """{label set: {method: scores}}."""
+    sets = label_sets(shared)
+    result: dict[str, dict[str, Scores]] = {}
+    for set_name, golds in sets.items():
+        row: dict[str, Scores] = {}
+        for name, method in methods().items():
+            if method is None:
+                row[name] = random_scores(golds)
+            else:
+                row[name] = score_preds({i: method(g.trace) for i, g in enumerate(golds)}, golds)
+        result[set_name] = row
+    return result
+
+
+def _cell(s: Scores, which: str) -> str:
+    r = s.agent if which == "agent" else s.step if which == "step" else s.within[int(which)]
+    if r.value is None:
+        return "-"
+    ci = r.ci
+    return f"{r.value:6.1%}" + (
+        f" [{ci[0]:.0%}-{ci[1]:.0%}]" if ci is not None and which in ("agent", "step") else ""
+    )
+
+
+def print_table(result: dict[str, dict[str, Scores]]) -> None:
+    for set_name, row in result.items():
+        n = next(iter(row.values())).agent.n
+        print(f"\n{set_name} (n={n})")
+        print(f"  {'method':30} {'agent [95% CI]':>20} {'step [95% CI]':>20} {'step ±1':>8} {'step ±3':>8}")
+        for name, s in row.items():
+            print(
+                f"  {name:30} {_cell(s, 'agent'):>20} {_cell(s, 'step'):>20} {_cell(s, '1'):>8} {_cell(s, '3'):>8}"
+            )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shared", type=Path, default=SHARED, help="the shared data folder")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args(argv)
+    result = measure(args.shared)
+    if not result:
+        print(f"no label set found under {args.shared}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({k: {m: s.as_dict() for m, s in v.items()} for k, v in result.items()}, indent=1))
+    else:
+        print_table(result)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,412 @@
+"""Single attribution heuristics: each names one step of a failed run as the decisive one, or nothing.
+
+They read only the trace's events (never its outcome, labels, raw record or task field), so
+they can be measured one by one and combined by :mod:`mastkit.attribute.rule_attributor`.
+
+* :func:`first_write` — the first state-changing action (a tool whose name is a write verb:
+  book, cancel, update, delete, send, transfer, ...) that took effect; when none took effect,
+  the first one attempted.
+* :func:`first_error` — the first action whose result is an error (Who&When's strongest signal).
+* :func:`first_unresolved_error` — the first action whose result is an error and that is not
+  followed by a successful retry of the same tool (or, for executors that answer in messages,
+  a clean run of the same agent's next code).
+* :func:`unverified_action` — the first tool call with an argument value that appears nowhere
+  before it in what others said: the user's words, tool results, the system prompt.
+* :func:`user_pivot` — the (simulated) user as the responsible agent: after the agent declined
+  or found nothing, the user asks for a different change, and a write carries it out.
+* :func:`stall_report`, :func:`wrong_answer`, :func:`detector_finding` — the Who&When signals
+  (a supervisor reporting no progress, a stated answer that differs from the ground truth,
+  the earliest rule-detector evidence).
+* :func:`first_agent_step`, :func:`last_agent_step` — the naive baselines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from mastkit.annotate.detectors._base import detectors
+from mastkit.annotate.detectors._signals import FAILURE_OUTPUT
+from mastkit.traces.model import Event, Trace, is_agent_name
+
+__all__ = [
+    "Finding",
+    "blind",
+    "detector_finding",
+    "first_agent_step",
+    "first_error",
+    "first_unresolved_error",
+    "first_write",
+    "first_write_attempt",
+    "is_write_tool",
+    "last_agent_step",
+    "live_events",
+    "stall_report",
+    "unverified_action",
+    "user_pivot",
+    "wrong_answer",
+]
+
+# Executor-like agents whose messages are outputs of someone else's action.
+_EXECUTORS = re.compile(r"(?i)(?:terminal|executor|computer|environment|tool|runner)")
+_STALL = re.compile(
+    r'(?is)"is_(?:progress_being_made)"\s*:\s*\{[^{}]*?"answer"\s*:\s*false'
+    r'|"is_in_loop"\s*:\s*\{[^{}]*?"answer"\s*:\s*true|\bno progress (?:is being|has been) made\b'
+)
+_ANSWER = re.compile(r"(?i)(?:final answer|the answer is|answer:|result is|result:)\s*(?P<ans>[^\n]{1,200})")
+
+# fmt: off
+WRITE_VERBS = frozenset({
+    "add", "apply", "book", "cancel", "change", "commit", "create", "delete", "deploy", "downgrade",
+    "edit", "exchange", "insert", "kill", "modify", "move", "order", "patch", "pay", "post",
+    "purchase", "push", "put", "refund", "remove", "rename", "replace", "reserve", "restart",
+    "return", "send", "set", "submit", "transfer", "update", "upgrade", "write",
+})
+# fmt: on
+"""Words that mark a tool as state-changing when they appear in its name (``update_reservation``)."""
+
+# What a user says when asking for each kind of write (the tool's verb -> words in a request).
+_REQUEST_WORDS: dict[str, tuple[str, ...]] = {
+    "book": ("book", "reserve", "purchase", "buy"),
+    "reserve": ("book", "reserve"),
+    "cancel": ("cancel",),
+    "update": ("chang", "modif", "updat", "reschedul", "switch", "move", "upgrad", "downgrad"),
+    "modify": ("chang", "modif", "reschedul", "switch", "move"),
+    "change": ("chang", "modif", "switch"),
+    "send": ("send", "compensat", "certificate", "voucher"),
+    "refund": ("refund",),
+    "delete": ("delete", "remove"),
+    "remove": ("remove", "delete"),
+}
+_DECLINE = re.compile(
+    r"(?i)\b(?:unable to|(?:can ?not|can't|cannot) (?:be )?(?:modif|chang|cancel|remov|assist|help|proceed)"
+    r"|not (?:possible|allowed|permitted|eligible)|there are no (?:available|direct|nonstop)"
+    r"|no (?:direct|nonstop|available) flights?)"
+)
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One heuristic's answer: the step it blames, and why."""
+
+    signal: str
+    step: Event
+    reason: str
+
+    @property
+    def agent(self) -> str | None:
+        return self.step.actor
+
+
+def blind(trace: Trace) -> Trace:
+    """A copy of ``trace`` without what grades it: outcome, labels, raw record, extra, task.
+
+    The task field is dropped too: some importers put the simulated user's hidden goal there.
+    """
+    return trace.model_copy(update={"outcome": None, "labels": [], "raw": None, "extra": {}, "task": None})
+
+
+def live_events(trace: Trace) -> list[Event]:
+    """The trace's events, replayed context left out."""
+    return [e for e in trace.events if not e.is_copied_context]
+
+
+def is_agent(e: Event) -> bool:
+    """An agent's event, its tool outputs included (``is_output`` tells those apart)."""
+    return is_agent_name(e.actor) and e.role != "user"
+
+
+def is_output(e: Event) -> bool:
+    """An event that reports the outcome of a previous action (tool result, executor reply)."""
+    return e.kind == "tool_result" or bool(e.actor and _EXECUTORS.search(e.actor))
+
+
+def is_step(e: Event) -> bool:
+    """A substantive agent step: the agent says or does something (not a tool output)."""
+    return is_agent(e) and not is_output(e) and bool(e.content or e.tool_call)
+
+
+def is_user(e: Event) -> bool:
+    """A message from a person or simulated user (not a system prompt, not a tool output)."""
+    return e.role == "user" and not is_agent_name(e.actor) and not is_output(e)
+
+
+def failed(e: Event) -> bool:
+    """Whether an output event reports a failure (error flag, non-zero exit, error text at the end)."""
+    if e.tool_result is not None:
+        r = e.tool_result
+        if r.is_error or (r.exit_code not in (None, 0)):
+            return True
+        return bool(FAILURE_OUTPUT.search((r.output or "")[-4000:]))
+    text = e.content or ""
+    if re.search(r"(?i)exitcode:\s*[1-9]|execution failed", text):
+        return True
+    return bool(FAILURE_OUTPUT.search(text[-4000:]))
+
+
+def acting_step(events: list[Event], before: int) -> Event | None:
+    """The last agent (non-executor) step before index ``before``."""
+    for e in reversed(events[:before]):
+        if is_agent(e) and not is_output(e):
+            return e
+    return None
+
+
+def _result_index(events: list[Event], i: int) -> int | None:
+    """Index of the output answering the tool call at ``i`` (same call id, else the next output)."""
+    call = events[i].tool_call
+    call_id = call.call_id if call is not None else None
+    for j in range(i + 1, len(events)):
+        e = events[j]
+        if e.tool_result is not None and call_id and e.tool_result.call_id == call_id:
+            return j
+        if is_output(e) and (not call_id or e.tool_result is None or not e.tool_result.call_id):
+            return j
+        if is_step(e) and e.tool_call is None:
+            return None
+    return None
+
+
+def _name_words(name: str) -> list[str]:
+    return [w.lower() for w in _NAME_WORDS.findall(name)]
+
+
+def is_write_tool(name: str) -> bool:
+    """Whether a tool name reads as state-changing (one of its words is a write verb)."""
+    return any(w in WRITE_VERBS for w in _name_words(name))
+
+
+def _writes(events: list[Event]) -> Iterator[tuple[int, Event, bool]]:
+    """Every write call: (index, event, whether its result is clean)."""
+    for i, e in enumerate(events):
+        if e.tool_call is not None and is_step(e) and is_write_tool(e.tool_call.name):
+            j = _result_index(events, i)
+            yield i, e, j is None or not failed(events[j])
+
+
+# -- the heuristics ---------------------------------------------------------------------------------
+
+
+def first_agent_step(events: list[Event]) -> Finding | None:
+    """The first substantive agent step after the task statement.
+
+    The task statement is the first user or non-agent message, or else the opening message
+    (multi-agent logs often open with an agent restating the task it was given).
+    """
+    first_task = next((i for i, e in enumerate(events) if e.role == "user" or not is_agent(e)), 0)
+    for e in events[first_task + 1 :]:
+        if is_step(e):
+            return Finding("first_action", e, "first agent step")
+    if is_step(events[first_task]):  # an agent's opening message and nothing after it
+        return Finding("first_action", events[first_task], "first agent step")
+    return None
+
+
+def last_agent_step(events: list[Event]) -> Finding | None:
+    """The last substantive agent step."""
+    e = next((x for x in reversed(events) if is_step(x)), None)
+    return Finding("last_action", e, "last agent step") if e is not None else None
+
+
+def first_write_attempt(events: list[Event]) -> Event | None:
+    """The first state-changing call, whether or not it took effect."""
+    return next((e for _, e, _ in _writes(events)), None)
+
+
+def first_write(events: list[Event]) -> Finding | None:
+    """The first state-changing action that took effect (else the first one attempted)."""
+    writes = list(_writes(events))
+    done = next(((e, ok) for _, e, ok in writes if ok), None) or next(((e, ok) for _, e, ok in writes), None)
+    if done is None:
+        return None
+    e, ok = done
+    name = e.tool_call.name if e.tool_call else "?"
+    return Finding("first_write", e, f"first state-changing action {name}" + ("" if ok else " (failed)"))
+
+
+def first_error(events: list[Event]) -> Finding | None:
+    """The first agent action whose direct result is an error, resolved later or not."""
+    for i, e in enumerate(events):
+        if is_output(e) and failed(e):
+            actor = acting_step(events, i)
+            if actor is not None:
+                return Finding("error_step", actor, f"its action failed at event {e.seq}")
+    return None
+
+
+def first_unresolved_error(events: list[Event]) -> Finding | None:
+    """The first failed action not followed by a successful retry of the same call."""
+    for i, e in enumerate(events):
+        if not (is_output(e) and failed(e)):
+            continue
+        actor = acting_step(events, i)
+        if actor is None:
+            continue
+        if _resolved(events, i, actor):
+            continue
+        return Finding("unresolved_error", actor, f"its action failed at event {e.seq} and was not redone")
+    return None
+
+
+def _resolved(events: list[Event], i: int, actor: Event) -> bool:
+    """Whether the failure at ``i`` is followed by a clean retry by the same agent."""
+    if actor.tool_call is not None:
+        name = actor.tool_call.name
+        for k in range(i + 1, len(events)):
+            e = events[k]
+            if e.tool_call is not None and e.actor == actor.actor and e.tool_call.name == name:
+                j = _result_index(events, k)
+                if j is not None and not failed(events[j]):
+                    return True
+        return False
+    # message-based executor: the next reply of the same executor to the same agent
+    for k in range(i + 1, len(events)):
+        e = events[k]
+        if is_output(e) and e.actor == events[i].actor and acting_step(events, k) is not None:
+            prev = acting_step(events, k)
+            if prev is not None and prev.actor == actor.actor:
+                return not failed(e)
+    return False
+
+
+def _scalars(value: object, key: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _scalars(v, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _scalars(v, key)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, (int, float)):
+        if value not in (0, 1):
+            yield key, f"{value:g}" if isinstance(value, float) else str(value)
+    elif isinstance(value, str):
+        v = value.strip()
+        if 2 <= len(v) <= 40 and len(v.split()) <= 3:
+            yield key, v
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text.lower())
+
+
+def _grounded(value: str, seen: str) -> bool:
+    v = value.lower()
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", v):
+        return re.search(rf"(?<![\d.]){re.escape(v)}(?:\.0+)?(?![\d])", seen) is not None
+    return v in seen or v.replace("_", " ") in seen
+
+
+def unverified_action(events: list[Event], *, writes_only: bool = True) -> Finding | None:
+    """The first tool call whose argument values were never given by the user or a tool result."""
+    seen = ""
+    for e in events:
+        call = e.tool_call
+        if call is not None and is_step(e) and (not writes_only or is_write_tool(call.name)):
+            args = call.arguments if isinstance(call.arguments, dict) else {}
+            missing = [(k, v) for k, v in _scalars(args) if not _grounded(v, seen)]
+            if missing:
+                k, v = missing[0]
+                return Finding("unverified", e, f"{call.name} uses {k}={v!r}, which nobody stated before")
+        if not is_step(e):
+            text = e.content or ""
+            if e.tool_result is not None:
+                text += " " + (e.tool_result.output or "")
+            seen += " " + _norm(text)
+        elif e.tool_call is not None and not is_write_tool(e.tool_call.name):
+            # a read call's own arguments are visible in its result's context
+            seen += " " + _norm(json.dumps(e.tool_call.arguments, default=str))
+    return None
+
+
+def _asks_for(text: str, words: tuple[str, ...]) -> bool:
+    return any(re.search(rf"(?i)\b{re.escape(w)}", text) for w in words)
+
+
+def user_pivot(events: list[Event], *, window: int = 3) -> Finding | None:
+    """The user asks for a different change after the agent declined, and a write carries it out.
+
+    After an agent message that declines or finds nothing, the first clean write that follows
+    is traced back to the user message (within ``window`` user turns of the decline) that asked
+    for it; the user is blamed when it had not asked for that kind of change before the decline.
+    """
+    users = [i for i, e in enumerate(events) if is_user(e)]
+    if len(users) < 2:
+        return None
+    writes = [
+        (i, e) for i, e, ok in _writes(events) if ok and e.tool_call and "transfer" not in e.tool_call.name
+    ]
+    for i, e in enumerate(events):
+        if not (is_step(e) and e.tool_call is None and e.content and _DECLINE.search(e.content)):
+            continue
+        later = [(j, w) for j, w in writes if j > i]
+        if not later:
+            continue
+        j, w = later[0]
+        name = w.tool_call.name if w.tool_call else "?"
+        words = tuple(x for v in _name_words(name) if v in _REQUEST_WORDS for x in _REQUEST_WORDS[v])
+        if not words or any(_asks_for(events[u].content or "", words) for u in users if u < i):
+            continue
+        for u in [u for u in users if i < u < j][:window]:
+            if _asks_for(events[u].content or "", words):
+                reason = (
+                    f"after the agent declined at event {e.seq}, the user asks for {name} (done at {w.seq})"
+                )
+                return Finding("user_pivot", events[u], reason)
+    return None
+
+
+def stall_report(events: list[Event]) -> Finding | None:
+    """A supervisor reports no progress or a loop: the last step of another agent before it."""
+    for i, e in enumerate(events):
+        if is_agent(e) and e.content and _STALL.search(e.content):
+            other = next(
+                (x for x in reversed(events[:i]) if is_agent(x) and not is_output(x) and x.actor != e.actor),
+                None,
+            )
+            if other is not None:
+                return Finding("stall_report", other, f"{e.actor} reports no progress at event {e.seq}")
+    return None
+
+
+def _norm_answer(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", " ", text.lower()).strip()
+
+
+def wrong_answer(events: list[Event], ground_truth: str | None) -> Finding | None:
+    """The first agent message stating an answer that does not contain the expected one."""
+    gt = _norm_answer(ground_truth or "")
+    if not gt:
+        return None
+    for e in events:
+        if is_agent(e) and not is_output(e) and e.content:
+            m = _ANSWER.search(e.content)
+            if m and gt not in _norm_answer(m.group("ans")):
+                reason = f"states '{m.group('ans')[:60]}', expected '{(ground_truth or '')[:60]}'"
+                return Finding("wrong_answer", e, reason)
+    return None
+
+
+def detector_finding(trace: Trace, events: list[Event]) -> tuple[Finding, str] | None:
+    """The earliest evidence of any rule detector that fires, mapped to the agent step at or before it.
+
+    Returns the finding and the detector's mode code. The detectors see a blinded copy of the trace.
+    """
+    hits: list[tuple[int, str]] = []
+    seen = blind(trace)
+    for det in detectors():
+        v = det(seen)
+        if v.verdict == "present":
+            hits += [(ev.seq_start, v.code) for ev in v.evidence if ev.seq_start is not None]
+    if not hits:
+        return None
+    seq, code = min(hits)
+    idx = next((i for i, e in enumerate(events) if e.seq >= seq), len(events) - 1)
+    target = events[idx] if is_agent(events[idx]) and not is_output(events[idx]) else acting_step(events, idx)
+    if target is None:
+        return None
+    return Finding("detector", target, f"first rule finding {code} at event {seq}"), code

@@ -1,0 +1,310 @@
+"""The single attribution heuristics and how the rules combine them, on small hand-built traces.
+
+The traces follow the shape of a policy-following customer-service run: a system prompt, a
+(simulated) user, an agent that calls tools, tool results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mastkit.attribute import heuristics as h
+from mastkit.attribute.rule_attributor import attribute_by_rules, decision_step
+from mastkit.traces.model import Event, Outcome, ToolCall, ToolResult, Trace
+
+
+def say(seq: int, actor: str, text: str) -> Event:
+    role = {"user": "user", "system": "system"}.get(actor, "assistant")
+    return Event(seq=seq, kind="message", actor=actor, role=role, content=text)
+
+
+def call(seq: int, name: str, **args: Any) -> Event:
+    tc = ToolCall(name=name, call_id=f"c{seq}", arguments=args)
+    return Event(seq=seq, kind="tool_call", actor="assistant", role="assistant", tool_call=tc)
+
+
+def result(seq: int, output: str, *, error: bool | None = None) -> Event:
+    tr = ToolResult(call_id=f"c{seq - 1}", output=output, is_error=error)
+    return Event(seq=seq, kind="tool_result", actor="environment", role="tool", tool_result=tr)
+
+
+def trace(*events: Event) -> Trace:
+    return Trace(trace_id="t", source_format="test", events=list(events))
+
+
+def seq_of(found: h.Finding | None) -> int | None:
+    return None if found is None else found.step.seq
+
+
+# -- which tools write --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "writes"),
+    [
+        ("update_reservation_flights", True),
+        ("cancel_reservation", True),
+        ("bookFlight", True),
+        ("send_certificate", True),
+        ("transfer_to_human_agents", True),
+        ("file_write", True),
+        ("get_reservation_details", False),
+        ("search_direct_flight", False),
+        ("calculate", False),
+        ("think", False),
+        ("list_all_airports", False),
+        ("bookkeeping_report", False),  # whole words only
+    ],
+)
+def test_write_tools_are_named_with_a_write_verb(name: str, writes: bool) -> None:
+    assert h.is_write_tool(name) is writes
+
+
+# -- first state-changing action ----------------------------------------------------------------------
+
+BOOKING = [
+    say(0, "system", "Airline policy. Cabins: economy, business."),
+    say(1, "user", "Please look at reservation ABC123, my user id is mia_1."),
+    call(2, "get_reservation_details", reservation_id="ABC123"),
+    result(3, '{"reservation_id": "ABC123", "cabin": "economy"}'),
+]
+
+
+def test_first_write_is_the_first_write_that_took_effect() -> None:
+    t = [
+        *BOOKING,
+        call(4, "cancel_reservation", reservation_id="ABC123"),
+        result(5, "Error: reservation cannot be cancelled now"),
+        call(6, "cancel_reservation", reservation_id="ABC123"),
+        result(7, '{"status": "cancelled"}'),
+    ]
+    assert seq_of(h.first_write(t)) == 6
+    assert seq_of(h.first_write(t[:6])) == 4  # none took effect: the first attempted
+    assert (h.first_write(t[:6]) or h.Finding("x", t[0], "")).reason.endswith("(failed)")
+    assert h.first_write_attempt(t) is t[4]
+    assert h.first_write(BOOKING) is None and h.first_write_attempt(BOOKING) is None
+
+
+# -- first unresolved tool error ----------------------------------------------------------------------
+
+
+def test_an_error_redone_successfully_is_resolved() -> None:
+    failing = [*BOOKING, call(4, "cancel_reservation", reservation_id="ABC123"), result(5, "Error: busy")]
+    assert seq_of(h.first_unresolved_error(failing)) == 4
+    assert seq_of(h.first_error(failing)) == 4
+    redone = [*failing, call(6, "cancel_reservation", reservation_id="ABC123"), result(7, "done")]
+    assert h.first_unresolved_error(redone) is None
+    assert seq_of(h.first_error(redone)) == 4  # the plain signal still sees it
+    # a retry that fails again, or a different tool that succeeds, does not resolve it
+    again = [*failing, call(6, "cancel_reservation", reservation_id="ABC123"), result(7, "Error: busy")]
+    assert seq_of(h.first_unresolved_error(again)) == 4
+    other = [*failing, call(6, "get_reservation_details", reservation_id="ABC123"), result(7, "{}")]
+    assert seq_of(h.first_unresolved_error(other)) == 4
+
+
+def test_an_executor_error_is_resolved_by_a_clean_run_of_the_same_agent() -> None:
+    failing = [
+        say(0, "user", "compute it"),
+        say(1, "Coder", "```python\nprint(1/0)\n```"),
+        say(2, "Computer_terminal", "exitcode: 1 (execution failed)"),
+    ]
+    assert seq_of(h.first_unresolved_error(failing)) == 1
+    fixed = [
+        *failing,
+        say(3, "Coder", "```python\nprint(1)\n```"),
+        say(4, "Computer_terminal", "exitcode: 0\n1"),
+    ]
+    assert h.first_unresolved_error(fixed) is None
+    other = [
+        *failing,
+        say(3, "Checker", "```python\nprint(2)\n```"),
+        say(4, "Computer_terminal", "exitcode: 0"),
+    ]
+    assert seq_of(h.first_unresolved_error(other)) == 1
+
+
+# -- acting on an unverified assumption ---------------------------------------------------------------
+
+
+def test_a_write_with_a_value_nobody_gave_is_unverified() -> None:
+    grounded = [*BOOKING, call(4, "cancel_reservation", reservation_id="ABC123")]
+    assert h.unverified_action(grounded) is None
+    invented = [*BOOKING, call(4, "cancel_reservation", reservation_id="XYZ999")]
+    found = h.unverified_action(invented)
+    assert seq_of(found) == 4 and found is not None
+    assert found.reason == "cancel_reservation uses reservation_id='XYZ999', which nobody stated before"
+    # the agent's own words do not verify a value
+    claimed = [
+        *BOOKING,
+        say(4, "assistant", "I will cancel XYZ999."),
+        call(5, "cancel_reservation", reservation_id="XYZ999"),
+    ]
+    assert seq_of(h.unverified_action(claimed)) == 5
+
+
+def test_numbers_match_whole_and_read_calls_are_not_checked() -> None:
+    paid = [*BOOKING, call(4, "calculate", expression="250 + 55"), result(5, "305.0")]
+    assert h.unverified_action([*paid, call(6, "pay_invoice", amount=305)]) is None
+    assert h.unverified_action([*paid, call(6, "pay_invoice", amount=305.0)]) is None
+    assert seq_of(h.unverified_action([*paid, call(6, "pay_invoice", amount=30)])) == 6  # not part of 305
+    assert h.unverified_action([*BOOKING, call(4, "search_direct_flight", date="2031-01-01")]) is None
+    assert (
+        seq_of(
+            h.unverified_action([*BOOKING, call(4, "search_flight", date="2031-01-01")], writes_only=False)
+        )
+        == 4
+    )
+    # enumerations written with underscores match their spelled-out form
+    assert (
+        h.unverified_action(
+            [*BOOKING, say(4, "user", "one way please"), call(5, "book_trip", kind="one_way")]
+        )
+        is None
+    )
+
+
+# -- the simulated user as the responsible agent ------------------------------------------------------
+
+DECLINED = [
+    *BOOKING,
+    say(4, "user", "Actually, please remove my friend from ABC123."),
+    say(5, "assistant", "I'm unable to remove a passenger from a reservation."),
+    say(6, "user", "Then just cancel the whole reservation ABC123."),
+    say(7, "assistant", "Shall I cancel ABC123?"),
+    say(8, "user", "Yes."),
+    call(9, "cancel_reservation", reservation_id="ABC123"),
+    result(10, '{"status": "cancelled"}'),
+]
+
+
+def test_a_user_who_changes_the_request_after_a_refusal_is_blamed() -> None:
+    found = h.user_pivot(DECLINED)
+    assert seq_of(found) == 6 and found is not None and found.agent == "user"
+    assert (
+        found.reason
+        == "after the agent declined at event 5, the user asks for cancel_reservation (done at 9)"
+    )
+    a = attribute_by_rules(trace(*DECLINED))
+    assert (a.agent, a.step, a.confidence) == ("user", 6, 0.4)
+    assert a.reason is not None and a.reason.startswith("user_pivot: ")
+
+
+def test_no_user_blame_when_the_request_is_not_new_or_not_carried_out() -> None:
+    # the user asked to cancel before the refusal: the same request, not a change
+    asked_before = [DECLINED[0], say(1, "user", "Cancel ABC123 or remove my friend."), *DECLINED[2:]]
+    assert h.user_pivot(asked_before) is None
+    # the write failed: nothing was carried out
+    failed = [*DECLINED[:-1], result(10, "Error: cannot cancel")]
+    assert h.user_pivot(failed) is None
+    # no refusal before the request
+    polite = [*DECLINED[:5], say(5, "assistant", "Sure, let me look."), *DECLINED[6:]]
+    assert h.user_pivot(polite) is None
+    # the request comes more than three user turns after the refusal
+    late = [
+        *DECLINED[:6],
+        say(6, "user", "Hmm."),
+        say(7, "assistant", "Anything else?"),
+        say(8, "user", "Let me think."),
+        say(9, "assistant", "Take your time."),
+        say(10, "user", "Still thinking."),
+        say(11, "assistant", "OK."),
+        say(12, "user", "Then just cancel the whole reservation ABC123."),
+        call(13, "cancel_reservation", reservation_id="ABC123"),
+        result(14, "done"),
+    ]
+    assert h.user_pivot(late) is None
+    assert seq_of(h.user_pivot(late, window=4)) == 12
+
+
+# -- how the rules combine the write heuristics -------------------------------------------------------
+
+
+def test_a_confirmed_write_is_blamed_where_the_agent_proposed_it() -> None:
+    proposed = [
+        *BOOKING,
+        say(4, "assistant", "I will cancel ABC123. Confirm?"),
+        say(5, "user", "yes, go ahead"),
+    ]
+    t = [*proposed, call(6, "cancel_reservation", reservation_id="ABC123"), result(7, "done")]
+    assert decision_step(t, t[6]) is t[4]
+    a = attribute_by_rules(trace(*t))
+    assert (a.agent, a.step, a.confidence) == ("assistant", 4, 0.45)
+    assert (
+        a.reason
+        == "first_write: first state-changing action cancel_reservation at event 6, decided at event 4"
+    )
+    # the user did not confirm: the write is its own decision
+    unconfirmed = [*BOOKING, say(4, "assistant", "Anything else?"), say(5, "user", "My dog is ill.")]
+    t2 = [*unconfirmed, call(6, "cancel_reservation", reservation_id="ABC123"), result(7, "done")]
+    assert decision_step(t2, t2[6]) is t2[6] and attribute_by_rules(trace(*t2)).step == 6
+    # two user turns between proposal and write: the write
+    twice = [*proposed, say(6, "user", "yes really"), call(7, "cancel_reservation", reservation_id="ABC123")]
+    assert decision_step(twice, twice[7]) is twice[7]
+
+
+def test_an_unverified_write_is_blamed_itself() -> None:
+    t = [
+        *BOOKING,
+        say(4, "assistant", "I will send you a certificate. OK?"),
+        say(5, "user", "ok"),
+        call(6, "send_certificate", user_id="mia_1", amount=200),
+        result(7, "sent"),
+    ]
+    a = attribute_by_rules(trace(*t))
+    assert (a.agent, a.step) == ("assistant", 6)
+    assert a.reason == "unverified: send_certificate uses amount='200', which nobody stated before"
+
+
+def test_an_error_comes_before_the_first_write() -> None:
+    t = [
+        *BOOKING,
+        call(4, "get_flight_status", flight="HAT1"),
+        result(5, "Error: unknown flight"),
+        call(6, "cancel_reservation", reservation_id="ABC123"),
+        result(7, "done"),
+    ]
+    assert attribute_by_rules(trace(*t)).step == 4
+
+
+# -- blinding -----------------------------------------------------------------------------------------
+
+
+def test_the_rules_do_not_read_the_grade() -> None:
+    t = trace(*DECLINED)
+    graded = t.model_copy(
+        update={
+            "outcome": Outcome(
+                success=True, score=1.0, final_output="all done", ground_truth="cancel ABC123"
+            ),
+            "raw": {"reward": 1.0, "info": {"actions": [{"name": "cancel_reservation"}]}},
+            "task": "You are mia_1. You never want to cancel.",
+        }
+    )
+    assert attribute_by_rules(graded) == attribute_by_rules(t)
+    assert h.blind(graded).outcome is None and h.blind(graded).raw is None and h.blind(graded).task is None
+
+
+def test_the_detectors_see_a_blinded_trace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detector that would fire only on a graded trace never fires inside the rules."""
+    from mastkit.annotate.detectors import _base
+    from mastkit.annotate.model import Evidence, ModeVerdict
+
+    seen: list[Trace] = []
+
+    def peeking(t: Trace) -> ModeVerdict:
+        seen.append(t)
+        if t.outcome is not None or t.raw is not None or t.task is not None:
+            return _base.present(
+                "FM-9.9", "peek", [Evidence(seq_start=2, seq_end=2, note="peek")], "peek", 0.9
+            )
+        return _base.unknown("FM-9.9", "peek", "nothing")
+
+    _base.detectors()  # discover the real ones first
+    monkeypatch.setitem(_base._DETECTORS, "FM-9.9", _base.Detector("FM-9.9", "peek", peeking, ""))
+    quiet = trace(say(0, "user", "task"), say(1, "Planner", "plan it"), say(2, "Coder", "did it"))
+    graded = quiet.model_copy(update={"outcome": Outcome(success=False), "raw": {"reward": 0}, "task": "t"})
+    assert attribute_by_rules(graded) == attribute_by_rules(quiet)
+    assert attribute_by_rules(graded).reason == "first_action: no failure signal found; first agent step"
+    assert seen and all(t.outcome is None and t.raw is None and t.task is None for t in seen)
