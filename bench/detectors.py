@@ -224,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_docs(block)
         if args.markdown:
             print(block)
-    if args.json is None and not args.markdown:
+    if args.json != "-" and not args.markdown:
         print(text(result))
     return 0
 

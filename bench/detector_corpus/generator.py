@@ -186,13 +186,17 @@ def coding(r: _Run, fault: str) -> _Script:
     if fault == "FM-2.2":
         r.bash(f"grep -rn 'def {func}' /repo", f"{path}:12:def {func}(value):\n{other}:8:def {func}(value):")
         r.say(r.pick((f"There are two {func} helpers; I'll assume the one in {path} is meant.",
-                      f"I'll go with {path}; the other copy is probably the one nobody uses.")))  # fmt: skip
+                      f"I'll go with {path}; the other copy is probably the one nobody uses.",
+                      f"{path} is the one that matters here; patching it.")))  # fmt: skip
         s.present, s.note = ("FM-2.2",), "two matching helpers, picked one without asking"
     elif r.rng.random() < 0.2:
         r.bash(f"grep -rn 'def {func}' /repo", f"{path}:12:def {func}(value):\n{other}:8:def {func}(value):")
         r.say(f"There are two {func} helpers ({path} and {other}). Which one should I fix?")
         r.user(f"The one in {path}.")
         r.tags.append("asked_clarification")
+    if r.rng.random() < 0.15:
+        r.say("By the way, the README is outdated; noting it for later and staying on the bug.")
+        r.tags.append("mentions_side_issue")
 
     if fault == "FM-1.3":
         out = f"{path}:12:def {func}(value):"
@@ -230,7 +234,8 @@ def coding(r: _Run, fault: str) -> _Script:
 
     if fault == "FM-2.3":
         r.say(r.pick(("While I'm here, the logging setup is messy; let me reorganise it first.",
-                      "Before the bug, I'll modernise the packaging: move setup.py to pyproject.toml.")))  # fmt: skip
+                      "Before the bug, I'll modernise the packaging: move setup.py to pyproject.toml.",
+                      "First I'll rename the helpers across the project for readability.")))  # fmt: skip
         r.call("edit_file", {"path": "pyproject.toml", "new": "[project]\nname = 'repo'"}, "ok")
         r.call("edit_file", {"path": "logging.conf", "new": "[loggers]\nkeys=root"}, "ok")
         r.bash(cmd, _pass_output(r, js, n))
@@ -276,7 +281,8 @@ def coding(r: _Run, fault: str) -> _Script:
         return s
 
     r.say(r.pick((f"Now I'll run the tests with {announced}.", f"Running `{announced}` to check.",
-                  "Let me run the test suite.")))  # fmt: skip
+                  "Let me run the test suite.", "Running the tests again now that the change is in.",
+                  "Assuming the change is right, the failing test should pass now; checking.")))  # fmt: skip
     if fault == "FM-3.3":
         if r.rng.random() < 0.5:
             r.bash(cmd, _fail_output(js, n, test), exit_code=1)
@@ -350,7 +356,8 @@ def sre(r: _Run, fault: str) -> _Script:
     if fault == "FM-2.2":
         r.bash(f"kubectl get deployments -A | grep {svc}", f"prod     {svc}  0/3\nstaging  {svc}  3/3")
         r.say(r.pick((f"{svc} exists in prod and staging; I'll restart the prod one.",
-                      "Two deployments match; going with prod since that is usually what people mean.")))  # fmt: skip
+                      "Two deployments match; going with prod since that is usually what people mean.",
+                      f"Restarting {svc} in prod.")))  # fmt: skip
         ns = "prod"
         s.present, s.note = ("FM-2.2",), "two namespaces match, picks one without asking"
     elif r.rng.random() < 0.15:
@@ -499,7 +506,9 @@ def support(r: _Run, fault: str) -> _Script:
             {"reservation_id": res2},
             f'{{"id": "{res2}", "destination": "{city}", "date": "2026-06-11", "insurance": true}}',
         )
-        r.say(f"You have two {city} trips; I'll take the first one, {res}.")
+        r.say(
+            r.pick((f"You have two {city} trips; I'll take the first one, {res}.", f"Proceeding with {res}."))
+        )
         s.present, s.note = ("FM-2.2",), "two matching reservations, picks one without asking"
     else:
         r.call(

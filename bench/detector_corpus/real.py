@@ -80,7 +80,7 @@ def mast_human_samples(root: Path | None = None, split_file: Path = MAST_HUMAN_S
         # the annotations are evidence for the labeller, not something an annotator may read
         bare = t.model_copy(update={"labels": []})
         out.append(
-            Sample(trace=bare, labels=labels, source="real:mast_human", split=splits[t.trace_id],
+            Sample(trace=bare, labels=labels, source="mast_human", split=splits[t.trace_id],
                    note="MAST human labels (majority of 3); also the calibration set")
         )  # fmt: skip
     return out
