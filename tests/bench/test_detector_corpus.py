@@ -194,6 +194,10 @@ def test_baseline_matches_keywords_only() -> None:
     verdicts = baseline_verdicts(said)
     assert verdicts["FM-3.1"] and not verdicts["FM-1.3"]
     assert list(verdicts) == list(MAST_CODES)
+    claim = [Event(0, "message", actor="a", content="Fixed, all done.")]
+    assert baseline_verdicts(trace.model_copy(update={"events": claim}))["FM-3.2"]
+    checked = [*claim, Event(1, "message", actor="a", content="12 passed")]
+    assert not baseline_verdicts(trace.model_copy(update={"events": checked}))["FM-3.2"]
 
 
 # -- the benchmark script ------------------------------------------------------------------------
