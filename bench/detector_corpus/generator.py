@@ -281,16 +281,20 @@ def coding(r: _Run, fault: str) -> _Script:
         s.present, s.note = ("FM-3.2",), "claims the fix without running anything after the edit"
         return s
 
-    r.say(r.pick((f"Now I'll run the tests with {announced}.", f"Running `{announced}` to check.",
-                  "Let me run the test suite.", "Running the tests again now that the change is in.",
-                  "Assuming the change is right, the failing test should pass now; checking.")))  # fmt: skip
+    smoke = fault == "FM-3.3" and r.rng.random() < 0.5
+    if smoke:  # the announcement matches the (wrong) check, so only FM-3.3 is in play
+        r.say(r.pick(("Let me run the smoke tests.", "A quick smoke test should tell.")))
+    else:
+        r.say(r.pick((f"Now I'll run the tests with {announced}.", f"Running `{announced}` to check.",
+                      "Let me run the test suite.", "Running the tests again now that the change is in.",
+                      "Assuming the change is right, the failing test should pass now; checking.")))  # fmt: skip
     if fault == "FM-3.3":
-        if r.rng.random() < 0.5:
-            r.bash(cmd, _fail_output(js, n, test), exit_code=1)
-            s.note = "the tests fail; reported as passing"
-        else:
+        if smoke:
             r.bash("pytest -q tests/test_smoke.py" if not js else "npx jest smoke", _pass_output(r, js, 3))
             s.note = "runs an unrelated smoke test and calls the fix verified"
+        else:
+            r.bash(cmd, _fail_output(js, n, test), exit_code=1)
+            s.note = "the tests fail; reported as passing"
         r.say(r.pick(("All tests pass; the fix is verified.", "Tests are green, so the bug is fixed.",
                       "Verified: the suite passes.")))  # fmt: skip
         s.present = ("FM-3.3",)
@@ -340,8 +344,9 @@ def sre(r: _Run, fault: str) -> _Script:
     s = _Script(task=task)
     r.say(r.pick(("Let me look at the pods first.", f"Checking the state of the {svc} pods.",
                   "First, the pod status.")))  # fmt: skip
+    # with FM-2.2 the task names no namespace, so the first look spans all of them
     r.bash(
-        f"kubectl get pods -n {ns} -l app={svc}",
+        f"kubectl get pods {'-A' if fault == 'FM-2.2' else '-n ' + ns} -l app={svc}",
         f"NAME  READY  STATUS  RESTARTS\n{pod}  0/1  CrashLoopBackOff  7",
     )
     if fault == "FM-1.3":
@@ -442,9 +447,11 @@ def sre(r: _Run, fault: str) -> _Script:
     r.say(r.pick((f"Fixed: {cause} was the problem; the pods are running and serving /healthz.",
                   f"{svc} is healthy again (rolled out, health checks return 200).")))  # fmt: skip
     if fault == "FM-1.5":
-        for _ in range(3):
+        for text in r.rng.sample(
+            ["Everything is still healthy.", "No change; the service is up.", "Still fine."], 3
+        ):
             r.user("continue")
-            r.say(r.pick(("Everything is still healthy.", "No change; the service is up.", "Still fine.")))
+            r.say(text)
         s.termination = Termination(reason="max_turns", by="limit")
         s.present, s.note = ("FM-1.5",), "keeps answering 'continue' after the work is done until the cap"
     return s
@@ -589,10 +596,12 @@ def support(r: _Run, fault: str) -> _Script:
     )
     r.user(r.pick(("No, that's all. Thanks!", "That's it, thank you.")))
     if fault == "FM-1.5":
-        for _ in range(3):
-            r.say(r.pick(("Is there anything else I can help you with today?", "Can I help with anything else?",
-                          "Anything else on your booking?")))  # fmt: skip
-            r.user(r.pick(("No.", "no thanks", "No, bye.")))
+        offers = ["Is there anything else I can help you with today?", "Can I help with anything else?",
+                  "Anything else on your booking?"]  # fmt: skip
+        replies = r.rng.sample(["No.", "no thanks", "No, bye."], 3)
+        for offer, reply in zip(r.rng.sample(offers, 3), replies, strict=True):
+            r.say(offer)
+            r.user(reply)
         s.present, s.note = ("FM-1.5",), "keeps the conversation going after the user is done"
     else:
         r.say(r.pick(("You're welcome, have a good trip!", "Glad to help. Goodbye!")))
@@ -692,12 +701,11 @@ def team(r: _Run, fault: str) -> _Script:
     else:
         r.say("The task is complete: fix merged, tests green. TERMINATE", actor="Planner")
     if fault == "FM-1.5":
-        for _ in range(3):
-            r.say(
-                r.pick(("Anything else to do?", "Shall we continue?", "Waiting for further tasks.")),
-                actor="Coder",
-            )
-            r.say(r.pick(("Nothing more, I think.", "Let's continue.", "OK.")), actor="Reviewer")
+        asks = r.rng.sample(["Anything else to do?", "Shall we continue?", "Waiting for further tasks."], 3)
+        replies = r.rng.sample(["Nothing more, I think.", "Let's continue.", "OK."], 3)
+        for ask, reply in zip(asks, replies, strict=True):
+            r.say(ask, actor="Coder")
+            r.say(reply, actor="Reviewer")
         s.termination = Termination(reason="max_turns", by="limit")
         s.present, s.note = ("FM-1.5",), "the agents keep talking after TERMINATE until the turn cap"
     return s
