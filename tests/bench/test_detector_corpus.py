@@ -228,6 +228,12 @@ def test_bench_runs_on_a_tiny_corpus_and_its_counts_add_up(tmp_path: Path) -> No
     # the baseline never abstains
     assert all(m["coverage"] == 1.0 for m in figures["baseline"]["modes"].values())
     assert "macro-F1" in done.stdout and "rules P [95% CI]" in done.stdout
+    # the listed errors are exactly the counted ones
+    for code, m in figures["rules"]["modes"].items():
+        assert len(figures["errors"][code]["fp"]) == m["fp"] and len(figures["errors"][code]["fn"]) == m["fn"]
+    listed = _bench("--sources", "sim", "--split", "all", "--errors", "FM-1.3")
+    assert listed.returncode == 0, listed.stderr
+    assert "FM-1.3 false positives of the rules" in listed.stdout and "FM-1.3 missed" in listed.stdout
 
 
 def test_markdown_block_is_written_between_the_markers(tmp_path: Path) -> None:
