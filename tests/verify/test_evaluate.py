@@ -68,9 +68,11 @@ class _Spy(FailureVectorScorer):
     def fresh(self) -> _Spy:
         return _Spy()
 
-    def fit(self, traces: Sequence[Trace], labels: Sequence[bool]) -> _Spy:
+    def fit(
+        self, traces: Sequence[Trace], labels: Sequence[bool], groups: Sequence[str] | None = None
+    ) -> _Spy:
         self.seen = {t.task_id for t in traces}
-        super().fit(traces, labels)
+        super().fit(traces, labels, groups)
         return self
 
     def assess(self, trace: Trace) -> Assessment:

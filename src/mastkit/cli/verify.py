@@ -35,6 +35,9 @@ OFFLINE = (
     "failure_vector_defaults",
     "failure_vector",
     "failure_vector_modes_only",
+    "consensus",
+    "process_defaults",
+    "process",
 )
 LLM = ("llm_plain", "llm_taxonomy")
 SCORERS = (*OFFLINE, *LLM)
@@ -113,7 +116,14 @@ def verify_cmd(
     """
     from mastkit.store import Store
     from mastkit.traces.load import load_traces
-    from mastkit.verify import BASELINES, FailureVectorScorer, Scorer, select_best
+    from mastkit.verify import (
+        BASELINES,
+        ConsensusScorer,
+        FailureVectorScorer,
+        ProcessScorer,
+        Scorer,
+        select_best,
+    )
 
     if group_by != "task":
         raise _fail(f"--group-by {group_by!r} is not supported: use task")
@@ -145,6 +155,10 @@ def verify_cmd(
             for n in names:
                 if n in BASELINES:
                     scorers.append(BASELINES[n]())
+                elif n == "consensus":
+                    scorers.append(ConsensusScorer())
+                elif n.startswith("process"):
+                    scorers.append(ProcessScorer(train=n == "process"))
                 elif n.startswith("failure_vector"):
                     scorers.append(
                         FailureVectorScorer(
@@ -201,7 +215,7 @@ def verify_cmd(
                     if t.outcome is not None and t.outcome.success is not None
                 ]
                 for s in scorers:
-                    if isinstance(s, FailureVectorScorer) and s.trainable and labelled:
+                    if isinstance(s, FailureVectorScorer | ProcessScorer) and s.trainable and labelled:
                         s.fit(labelled, [bool(t.outcome.success) for t in labelled if t.outcome is not None])
             code = _select(rollouts, scorers, judge, json=json, select_best=select_best)
     if errors and code == EXIT_OK:
@@ -212,8 +226,10 @@ def verify_cmd(
 def _select(rollouts: list[Trace], scorers: list[Any], judge: Any, *, json: bool, select_best: Any) -> int:
     result: dict[str, Any] = {}
     failed = 0
+    from mastkit.verify import assess_grouped
+
     for s in scorers:
-        scored = s.assess_many(rollouts)
+        scored = assess_grouped(s, rollouts, [t.task_id for t in rollouts])
         failed += sum(1 for a in scored if a.probability is None)
         by_id = {t.trace_id: a for t, a in zip(rollouts, scored, strict=True)}
         compare = judge.prefer_first if judge is not None and s.name in LLM else None

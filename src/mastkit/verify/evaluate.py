@@ -24,13 +24,14 @@ its sibling rollouts).
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 from mastkit.traces.model import Trace
 from mastkit.verify.scorers import Assessment, Scorer
-from mastkit.verify.select import GroupKey, by_task, rank
+from mastkit.verify.select import GroupKey, assess_grouped, by_task, rank
 
 __all__ = [
     "Evaluation",
@@ -45,8 +46,9 @@ __all__ = [
 
 class Trainable(Protocol):
     def fresh(self) -> Any: ...
-    def fit(self, traces: Sequence[Trace], labels: Sequence[bool]) -> Any: ...
-    def assess(self, trace: Trace) -> Assessment: ...
+    def fit(
+        self, traces: Sequence[Trace], labels: Sequence[bool], groups: Sequence[str] | None = None
+    ) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -123,13 +125,33 @@ def cross_val_assess(
     n_splits: int = 5,
 ) -> list[Assessment]:
     """Held-out scores: each rollout is scored by a fresh copy of ``scorer`` fitted on the folds
-    that do not hold its task (:func:`cv_splits`)."""
+    that do not hold its task (:func:`cv_splits`). A test fold holds whole tasks, so a
+    group-aware scorer sees every rollout of a task together. Each assessment's ``details`` get
+    ``fold`` (its test fold) and, when the fitted copy can say, ``model`` (what it chose)."""
     out: list[Assessment | None] = [None] * len(traces)
-    for train, test in cv_splits(groups, n_splits):
-        model = scorer.fresh().fit([traces[i] for i in train], [labels[i] for i in train])
-        for i in test:
-            out[i] = model.assess(traces[i])
+    for fold, (train, test) in enumerate(cv_splits(groups, n_splits)):
+        model = scorer.fresh().fit(
+            [traces[i] for i in train], [labels[i] for i in train], [groups[i] for i in train]
+        )
+        scored = assess_grouped(model, [traces[i] for i in test], [groups[i] for i in test])
+        describe = getattr(model, "describe", None)
+        tag: dict[str, Any] = {"fold": fold}
+        if callable(describe):
+            tag["model"] = str(describe())
+        for i, a in zip(test, scored, strict=True):
+            out[i] = replace(a, details={**a.details, **tag})
     return [a if a is not None else Assessment(None, "not scored") for a in out]
+
+
+def _fold_models(scored: Sequence[Assessment]) -> str:
+    """``"; per fold: A (4), B (1)"`` from the ``model`` each fold's fitted copy reported."""
+    by_fold = {
+        a.details["fold"]: a.details["model"] for a in scored if "model" in a.details and "fold" in a.details
+    }
+    if not by_fold:
+        return ""
+    counts = Counter(by_fold.values())
+    return "; chosen per fold: " + ", ".join(f"{m} ({n})" for m, n in counts.most_common())
 
 
 def task_bootstrap(
@@ -189,9 +211,9 @@ def evaluate_selection(
         elif scorer.trainable and hasattr(scorer, "fresh"):
             k = min(n_splits, len(set(groups)))
             scored = cross_val_assess(scorer, kept, labels, groups, n_splits=n_splits)  # type: ignore[arg-type]
-            protocol = f"GroupKFold by task, k={k}"
+            protocol = f"GroupKFold by task, k={k}" + _fold_models(scored)
         else:
-            scored = scorer.assess_many(kept)
+            scored = assess_grouped(scorer, kept, groups)
             protocol = "no fitting"
         settle = (compare or {}).get(scorer.name)
         if settle is not None:
