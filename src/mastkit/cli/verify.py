@@ -84,7 +84,11 @@ def verify_cmd(
         int, typer.Option(min=500, help="LLM scorers: longest event text shown whole (head and tail beyond).")
     ] = 1200,
     db: Annotated[
-        Path, typer.Option(help="Store file (response cache, annotations).", envvar="MASTKIT_DB")
+        Path,
+        typer.Option(
+            help="Store file (response cache, annotations; --eval keeps its table here for `mastkit report`).",
+            envvar="MASTKIT_DB",
+        ),
     ] = Path("mastkit.db"),
     budget: BudgetOpt = None,
     price_in: PriceInOpt = None,
@@ -200,6 +204,8 @@ def verify_cmd(
             code = _evaluate(
                 rollouts,
                 scorers,
+                store=store,
+                label=", ".join(p.name or str(p) for p in paths),
                 folds=folds,
                 n_boot=n_boot,
                 seed=seed,
@@ -274,10 +280,13 @@ def _evaluate(
     json: bool,
     html: Path | None,
     compare: dict[str, Any],
+    store: Any,
+    label: str,
 ) -> int:
     from mastkit.verify import evaluate_selection
 
     ev = evaluate_selection(rollouts, scorers, n_splits=folds, n_boot=n_boot, seed=seed, compare=compare)
+    store.put_verify_eval(to_json(ev.as_dict()).decode(), label=label)  # `mastkit report` shows the latest
     if html is not None:
         from mastkit.report.verify_section import verify_page
 
