@@ -22,7 +22,15 @@ from mastkit.cli._common import (
     provider_options,
     write_bytes,
 )
-from mastkit.cli._cost import AssumePriceOpt, BudgetOpt, PriceInOpt, PriceOutOpt
+from mastkit.cli._cost import (
+    AssumePriceOpt,
+    BudgetOpt,
+    ConfirmAboveOpt,
+    PriceInOpt,
+    PriceOutOpt,
+    YesOpt,
+    confirm_cost,
+)
 from mastkit.errors import MastkitError
 from mastkit.traces.model import Trace
 from mastkit.traces.ops import to_json
@@ -94,6 +102,8 @@ def verify_cmd(
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     assume_price: AssumePriceOpt = None,
+    confirm_above: ConfirmAboveOpt = 1.0,
+    yes: YesOpt = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Rollouts scored at once (LLM scorers).")] = 8,
     timeout: ModelTimeoutOpt = 120.0,
     max_attempts: MaxAttemptsOpt = None,
@@ -199,6 +209,9 @@ def verify_cmd(
         except MastkitError as exc:
             raise _fail(str(exc)) from None
 
+        if any(s.name in LLM for s in scorers):
+            known = [t for t in rollouts if t.outcome is not None and t.outcome.success is not None]
+            _preflight(known if evaluate else rollouts, scorers, judge, confirm_above=confirm_above, yes=yes)
         if evaluate:
             compare = {s.name: judge.prefer_first for s in scorers if judge is not None and s.name in LLM}
             code = _evaluate(
@@ -227,6 +240,33 @@ def verify_cmd(
     if errors and code == EXIT_OK:
         code = EXIT_PARTIAL
     raise typer.Exit(code)
+
+
+def _preflight(
+    rollouts: list[Trace], scorers: list[Any], judge: Any, *, confirm_above: float, yes: bool
+) -> None:
+    """Print what the LLM scorers (and the pairwise judge) will cost; above ``confirm_above`` ask,
+    or require ``--yes`` (see :func:`mastkit.cli._cost.confirm_cost`). Nothing is sent before."""
+    from mastkit.llm.estimate import Estimate
+    from mastkit.providers.pricing import price_info
+
+    llm = [s for s in scorers if s.name in LLM]
+    parts = [s.estimate(rollouts) for s in llm]
+    if judge is not None:
+        groups: dict[str, list[Trace]] = {}
+        for t in rollouts:
+            groups.setdefault(str(t.task_id), []).append(t)
+        parts += [judge.estimate(list(groups.values()))] * len(llm)
+    usd = [p.usd for p in parts]
+    total = Estimate(
+        calls=sum(p.calls for p in parts),
+        input_tokens=sum(p.input_tokens for p in parts),
+        output_tokens=sum(p.output_tokens for p in parts),
+        usd=None if any(u is None for u in usd) else sum(u for u in usd if u is not None),
+        traces=len(rollouts),
+        skipped=sum(p.skipped for p in parts),
+    )
+    confirm_cost(total, price_info(llm[0].provider), confirm_above=confirm_above, yes=yes)
 
 
 def _select(rollouts: list[Trace], scorers: list[Any], judge: Any, *, json: bool, select_best: Any) -> int:
