@@ -77,6 +77,8 @@ def test_report_shows_the_latest_stored_evaluation(tmp_path: Path) -> None:
             f"{100 * sel['value']:.1f}%<br><small>[{100 * sel['lo']:.1f}%, {100 * sel['hi']:.1f}%]" in section
         )
     assert "12 rollouts" in section and "6 tasks" in section
+    best = max(results, key=lambda r: r["selected"]["value"])
+    assert f"Highest selected: <code>{best['scorer']}</code>" in section
     p = _parse(html)
     assert 'href="#verify"' in html and len(p.ids) == len(set(p.ids))
     assert json.loads(render_json(data))["verify"]["results"][0]["scorer"] == "shortest"

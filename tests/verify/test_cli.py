@@ -69,6 +69,7 @@ def test_eval_json_and_table(tmp_path: Path) -> None:
     assert rows["failure_vector"]["protocol"] == "GroupKFold by task, k=3"
     res = run(str(f), "--eval", tmp=tmp_path)
     assert res.exit_code == 0 and "oracle" in res.stdout and "held-out" in res.stdout
+    assert "Highest selected: " in " ".join(res.stdout.split())
 
 
 @pytest.mark.parametrize(
@@ -150,6 +151,11 @@ def test_real_multi_rollout_table(tmp_path: Path) -> None:
     assert rows["random"]["selected"]["value"] == pytest.approx(0.42)
     for r in rows.values():
         assert 0.2 <= r["selected"]["value"] <= 0.72
+    # the headline: the nested-CV process scorer beats every single-feature heuristic's point estimate
+    heuristics = ("random", "shortest", "fewest_state_changes", "no_handoff")
+    assert rows["process"]["selected"]["value"] > max(rows[h]["selected"]["value"] for h in heuristics)
+    assert rows["process"]["protocol"].startswith("GroupKFold by task, k=5; chosen per fold: ")
+    assert out["comparisons"][0]["scorer"] == "process"
 
 
 def test_eval_html_section_is_escaped(tmp_path: Path) -> None:

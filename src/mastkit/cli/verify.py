@@ -306,6 +306,10 @@ def _select(rollouts: list[Trace], scorers: list[Any], judge: Any, *, json: bool
     return EXIT_PARTIAL if failed else EXIT_OK
 
 
+def _signed(iv: Any) -> str:
+    return f"{100 * iv.value:+.1f} [{100 * iv.lo:+.1f}, {100 * iv.hi:+.1f}]"
+
+
 def _natural(key: str) -> tuple[int, int | str]:
     return (0, int(key)) if key.isdigit() else (1, key)
 
@@ -353,6 +357,13 @@ def _evaluate(
             "Ties count as a uniform pick among the tied rollouts. gain = selected - pass@1. "
             f"Held-out tasks: GroupKFold by task, k={min(folds, ev.tasks)}."
         )
+        if ev.comparisons:
+            out.print(
+                f"Highest selected: {ev.comparisons[0].scorer}. Its selected minus each other row's, "
+                "paired over tasks (95% bootstrap interval): "
+                + "; ".join(f"{c.versus} {_signed(c.difference)}" for c in ev.comparisons)
+                + "."
+            )
     failed = sum(r.failed for r in ev.results)
     if failed:
         err.print(f"{failed} rollout score(s) failed; they were ranked last", style="yellow")

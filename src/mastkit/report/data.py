@@ -301,6 +301,14 @@ class VerifyRow(_Model):
     failed: int = 0
 
 
+class VerifyComparison(_Model):
+    """Selected of ``scorer`` minus selected of ``versus``, paired over tasks."""
+
+    scorer: str
+    versus: str
+    difference: IntervalView
+
+
 class VerifyView(_Model):
     """The latest ``mastkit verify --eval`` kept in the store (pass@1 / selected / oracle per
     scorer, 95 % bootstrap intervals over tasks)."""
@@ -313,6 +321,7 @@ class VerifyView(_Model):
     n_boot: int
     seed: int
     results: list[VerifyRow]
+    comparisons: list[VerifyComparison] = Field(default_factory=list)
 
 
 def verify_view(store: Store) -> VerifyView | None:

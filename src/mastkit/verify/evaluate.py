@@ -34,9 +34,11 @@ from mastkit.verify.scorers import Assessment, Scorer
 from mastkit.verify.select import GroupKey, assess_grouped, by_task, rank
 
 __all__ = [
+    "Comparison",
     "Evaluation",
     "Interval",
     "ScorerResult",
+    "compare_rows",
     "cross_val_assess",
     "cv_splits",
     "evaluate_selection",
@@ -81,6 +83,8 @@ class ScorerResult:
     """Rollouts the scorer could not score (ranked last)."""
     choices: dict[str, str] = field(default_factory=dict)
     """Task -> trace id chosen (ties broken as :func:`mastkit.verify.select_best` does)."""
+    per_task: dict[str, float] = field(default_factory=dict)
+    """Task -> its selected value (success of the chosen rollout; a tie's mean)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,9 +101,31 @@ class Evaluation:
     seed: int
     skipped: int = 0
     """Rollouts left out: no group or unknown outcome."""
+    comparisons: list[Comparison] = field(default_factory=list)
+    """The best row (highest selected) against every other row, paired over tasks."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Selected of ``scorer`` minus selected of ``versus``: the mean over tasks and its 95 %
+    bootstrap interval, both rows resampled on the same tasks (paired)."""
+
+    scorer: str
+    versus: str
+    difference: Interval
+
+
+def compare_rows(a: ScorerResult, b: ScorerResult, *, n_boot: int = 2000, seed: int = 0) -> Comparison:
+    """:class:`Comparison` of two rows of one evaluation (the same tasks)."""
+    tasks = sorted(a.per_task)
+    if tasks != sorted(b.per_task):
+        raise ValueError("the two rows were not evaluated on the same tasks")
+    diff = [a.per_task[t] - b.per_task[t] for t in tasks]
+    (ci,) = task_bootstrap([diff], n_boot=n_boot, seed=seed)
+    return Comparison(a.scorer, b.scorer, _interval(diff, ci))
 
 
 def cv_splits(groups: Sequence[str], n_splits: int = 5) -> list[tuple[list[int], list[int]]]:
@@ -219,6 +245,10 @@ def evaluate_selection(
         if settle is not None:
             protocol += " + pairwise finalists"
         results.append(_row(scorer.name, protocol, kept, labels, scored, key, n_boot, seed, settle))
+    comparisons = []
+    if len(results) > 1:
+        best = max(results, key=lambda r: r.selected.value)  # the first of equals
+        comparisons = [compare_rows(best, r, n_boot=n_boot, seed=seed) for r in results if r is not best]
     return Evaluation(
         results=results,
         tasks=len(set(groups)),
@@ -226,6 +256,7 @@ def evaluate_selection(
         n_boot=n_boot,
         seed=seed,
         skipped=len(rollouts) - len(kept),
+        comparisons=comparisons,
     )
 
 
@@ -245,6 +276,7 @@ def _row(
     tasks = sorted(ranked)
     pass1, selected, oracle, gain = [], [], [], []
     choices = {}
+    per_task: dict[str, float] = {}
     for task in tasks:
         members = ranked[task]
         outcomes = [success[id(r.trace)] for r in members]
@@ -262,6 +294,7 @@ def _row(
         oracle.append(max(outcomes))
         gain.append(sel - p1)
         choices[task] = choice.trace_id
+        per_task[task] = sel
     cis = task_bootstrap([pass1, selected, oracle, gain], n_boot=n_boot, seed=seed)
     return ScorerResult(
         scorer=name,
@@ -274,4 +307,5 @@ def _row(
         gain=_interval(gain, cis[3]),
         failed=sum(1 for a in scored if a.probability is None),
         choices=choices,
+        per_task=per_task,
     )
