@@ -229,3 +229,19 @@ def test_pairwise_in_eval_through_the_server(tmp_path: Path) -> None:
     assert row["protocol"] == "no fitting + pairwise finalists"
     assert row["choices"] == {"t0": "t0-t1", "t1": "t1-t1"}
     assert row["selected"]["value"] == pytest.approx(0.0)  # t0-t1 and t1-t1 both failed
+
+
+def test_train_fits_the_process_scorer_too(tmp_path: Path) -> None:
+    # labelled tasks where the shorter run fails: fitted on them, process picks the longer run
+    labelled = []
+    for i in range(8):
+        labelled.append(rollout(f"l{i}", 0, success=False, turns=1))
+        labelled.append(rollout(f"l{i}", 1, success=True, turns=5))
+    train = _write(tmp_path / "train.jsonl", labelled)
+    new = _write(tmp_path / "new.jsonl", [rollout("n", 0, turns=1), rollout("n", 1, turns=5)])
+    fitted = run(str(new), "--json", "--scorer", "process", "--train", str(train), tmp=tmp_path)
+    assert fitted.exit_code == 0, fitted.output
+    row = json.loads(fitted.stdout)["process"]["n"]
+    assert row["trace_id"] == "n-t1" and "fitted (" in row["explanation"]
+    default = run(str(new), "--json", "--scorer", "process", tmp=tmp_path)
+    assert "default weights" in json.loads(default.stdout)["process"]["n"]["explanation"]

@@ -74,7 +74,9 @@ def verify_cmd(
     ] = False,
     train: Annotated[
         list[Path] | None,
-        typer.Option(help="Labelled rollouts (other tasks) to fit failure_vector on before selecting."),
+        typer.Option(
+            help="Labelled rollouts (other tasks) to fit failure_vector / process on before selecting."
+        ),
     ] = None,
     annotations_run: Annotated[
         str | None,
@@ -123,7 +125,9 @@ def verify_cmd(
     Without --eval it prints the chosen rollout of each task. With --eval (rollouts whose outcome
     is known) it prints, per scorer, pass@1 (mean over rollouts), the success of the selected
     rollouts and the oracle (any rollout succeeded), with 95% bootstrap intervals over tasks;
-    fitted scorers are scored on held-out tasks (GroupKFold by task).
+    fitted scorers are scored on held-out tasks (GroupKFold by task), and the table is kept in
+    --db for `mastkit report`. The LLM scorers print their estimated cost first and, above
+    --confirm-above, ask (or need --yes).
 
     Exit codes: 0 done; 1 some inputs unreadable or some rollouts not scored; 2 bad usage;
     3 no rollout with a task (or, with --eval, none with a known outcome).
