@@ -1,5 +1,6 @@
-"""The best-of-N verifier table as an HTML section (for ``mastkit verify --eval --html``, and for
-the main report once verifier results are kept in the store).
+"""The best-of-N verifier table as a standalone HTML section (``mastkit verify --eval --html``).
+The main report renders the latest table kept in the store from its own template
+(:func:`mastkit.report.data.verify_view`).
 
 :func:`verify_section` returns one ``<section>`` element, every value escaped, with no script
 and no external resource; :func:`verify_page` wraps it into a small self-contained page.
