@@ -69,6 +69,7 @@ def test_eval_json_and_table(tmp_path: Path) -> None:
     assert rows["failure_vector"]["protocol"] == "GroupKFold by task, k=3"
     res = run(str(f), "--eval", tmp=tmp_path)
     assert res.exit_code == 0 and "oracle" in res.stdout and "held-out" in res.stdout
+    assert "Highest selected: " in " ".join(res.stdout.split())
 
 
 @pytest.mark.parametrize(
@@ -150,6 +151,11 @@ def test_real_multi_rollout_table(tmp_path: Path) -> None:
     assert rows["random"]["selected"]["value"] == pytest.approx(0.42)
     for r in rows.values():
         assert 0.2 <= r["selected"]["value"] <= 0.72
+    # the headline: the nested-CV process scorer beats every single-feature heuristic's point estimate
+    heuristics = ("random", "shortest", "fewest_state_changes", "no_handoff")
+    assert rows["process"]["selected"]["value"] > max(rows[h]["selected"]["value"] for h in heuristics)
+    assert rows["process"]["protocol"].startswith("GroupKFold by task, k=5; chosen per fold: ")
+    assert out["comparisons"][0]["scorer"] == "process"
 
 
 def test_eval_html_section_is_escaped(tmp_path: Path) -> None:
@@ -223,3 +229,19 @@ def test_pairwise_in_eval_through_the_server(tmp_path: Path) -> None:
     assert row["protocol"] == "no fitting + pairwise finalists"
     assert row["choices"] == {"t0": "t0-t1", "t1": "t1-t1"}
     assert row["selected"]["value"] == pytest.approx(0.0)  # t0-t1 and t1-t1 both failed
+
+
+def test_train_fits_the_process_scorer_too(tmp_path: Path) -> None:
+    # labelled tasks where the shorter run fails: fitted on them, process picks the longer run
+    labelled = []
+    for i in range(8):
+        labelled.append(rollout(f"l{i}", 0, success=False, turns=1))
+        labelled.append(rollout(f"l{i}", 1, success=True, turns=5))
+    train = _write(tmp_path / "train.jsonl", labelled)
+    new = _write(tmp_path / "new.jsonl", [rollout("n", 0, turns=1), rollout("n", 1, turns=5)])
+    fitted = run(str(new), "--json", "--scorer", "process", "--train", str(train), tmp=tmp_path)
+    assert fitted.exit_code == 0, fitted.output
+    row = json.loads(fitted.stdout)["process"]["n"]
+    assert row["trace_id"] == "n-t1" and "fitted (" in row["explanation"]
+    default = run(str(new), "--json", "--scorer", "process", tmp=tmp_path)
+    assert "default weights" in json.loads(default.stdout)["process"]["n"]["explanation"]

@@ -10,7 +10,7 @@ from tests.verify._rollouts import rollout
 
 from mastkit.traces.model import Trace
 from mastkit.verify import FailureVectorScorer, RandomScorer, ShortestScorer, cv_splits, evaluate_selection
-from mastkit.verify.evaluate import cross_val_assess, task_bootstrap
+from mastkit.verify.evaluate import compare_rows, cross_val_assess, task_bootstrap
 from mastkit.verify.scorers import Assessment
 
 
@@ -68,9 +68,11 @@ class _Spy(FailureVectorScorer):
     def fresh(self) -> _Spy:
         return _Spy()
 
-    def fit(self, traces: Sequence[Trace], labels: Sequence[bool]) -> _Spy:
+    def fit(
+        self, traces: Sequence[Trace], labels: Sequence[bool], groups: Sequence[str] | None = None
+    ) -> _Spy:
         self.seen = {t.task_id for t in traces}
-        super().fit(traces, labels)
+        super().fit(traces, labels, groups)
         return self
 
     def assess(self, trace: Trace) -> Assessment:
@@ -105,3 +107,26 @@ def test_compare_settles_finalists_in_the_evaluation() -> None:
     assert row.protocol.endswith("pairwise finalists")
     assert row.choices == {"a": "a-t0", "b": "b-t1", "c": "c-t1"}
     assert row.selected.value == pytest.approx(1 / 3)  # a: 0, b: 0, c: 1
+
+
+def test_best_row_is_compared_paired_with_every_other() -> None:
+    data = [
+        rollout("a", 0, success=True, turns=1),
+        rollout("a", 1, success=False, turns=3),
+        rollout("b", 0, success=True, turns=1),
+        rollout("b", 1, success=False, turns=2),
+        rollout("c", 0, success=False, turns=1),
+        rollout("c", 1, success=True, turns=2),
+    ]
+    ev = evaluate_selection(data, [RandomScorer(), ShortestScorer()], n_boot=300)
+    rnd, short = ev.results
+    assert short.per_task == {"a": 1.0, "b": 1.0, "c": 0.0}
+    assert rnd.per_task == {"a": 0.5, "b": 0.5, "c": 0.5}
+    (c,) = ev.comparisons
+    assert (c.scorer, c.versus) == ("shortest", "random")
+    assert c.difference.value == pytest.approx((0.5 + 0.5 - 0.5) / 3)
+    assert c.difference.lo < 0 < c.difference.value < c.difference.hi == pytest.approx(0.5)
+    other = evaluate_selection(data[:4], [RandomScorer()], n_boot=50).results[0]
+    with pytest.raises(ValueError, match="same tasks"):
+        compare_rows(short, other)
+    assert evaluate_selection(data, [RandomScorer()], n_boot=50).comparisons == []

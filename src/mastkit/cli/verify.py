@@ -22,7 +22,15 @@ from mastkit.cli._common import (
     provider_options,
     write_bytes,
 )
-from mastkit.cli._cost import AssumePriceOpt, BudgetOpt, PriceInOpt, PriceOutOpt
+from mastkit.cli._cost import (
+    AssumePriceOpt,
+    BudgetOpt,
+    ConfirmAboveOpt,
+    PriceInOpt,
+    PriceOutOpt,
+    YesOpt,
+    confirm_cost,
+)
 from mastkit.errors import MastkitError
 from mastkit.traces.model import Trace
 from mastkit.traces.ops import to_json
@@ -35,6 +43,9 @@ OFFLINE = (
     "failure_vector_defaults",
     "failure_vector",
     "failure_vector_modes_only",
+    "consensus",
+    "process_defaults",
+    "process",
 )
 LLM = ("llm_plain", "llm_taxonomy")
 SCORERS = (*OFFLINE, *LLM)
@@ -63,7 +74,9 @@ def verify_cmd(
     ] = False,
     train: Annotated[
         list[Path] | None,
-        typer.Option(help="Labelled rollouts (other tasks) to fit failure_vector on before selecting."),
+        typer.Option(
+            help="Labelled rollouts (other tasks) to fit failure_vector / process on before selecting."
+        ),
     ] = None,
     annotations_run: Annotated[
         str | None,
@@ -81,12 +94,18 @@ def verify_cmd(
         int, typer.Option(min=500, help="LLM scorers: longest event text shown whole (head and tail beyond).")
     ] = 1200,
     db: Annotated[
-        Path, typer.Option(help="Store file (response cache, annotations).", envvar="MASTKIT_DB")
+        Path,
+        typer.Option(
+            help="Store file (response cache, annotations; --eval keeps its table here for `mastkit report`).",
+            envvar="MASTKIT_DB",
+        ),
     ] = Path("mastkit.db"),
     budget: BudgetOpt = None,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
     assume_price: AssumePriceOpt = None,
+    confirm_above: ConfirmAboveOpt = 1.0,
+    yes: YesOpt = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Rollouts scored at once (LLM scorers).")] = 8,
     timeout: ModelTimeoutOpt = 120.0,
     max_attempts: MaxAttemptsOpt = None,
@@ -106,14 +125,23 @@ def verify_cmd(
     Without --eval it prints the chosen rollout of each task. With --eval (rollouts whose outcome
     is known) it prints, per scorer, pass@1 (mean over rollouts), the success of the selected
     rollouts and the oracle (any rollout succeeded), with 95% bootstrap intervals over tasks;
-    fitted scorers are scored on held-out tasks (GroupKFold by task).
+    fitted scorers are scored on held-out tasks (GroupKFold by task), and the table is kept in
+    --db for `mastkit report`. The LLM scorers print their estimated cost first and, above
+    --confirm-above, ask (or need --yes).
 
     Exit codes: 0 done; 1 some inputs unreadable or some rollouts not scored; 2 bad usage;
     3 no rollout with a task (or, with --eval, none with a known outcome).
     """
     from mastkit.store import Store
     from mastkit.traces.load import load_traces
-    from mastkit.verify import BASELINES, FailureVectorScorer, Scorer, select_best
+    from mastkit.verify import (
+        BASELINES,
+        ConsensusScorer,
+        FailureVectorScorer,
+        ProcessScorer,
+        Scorer,
+        select_best,
+    )
 
     if group_by != "task":
         raise _fail(f"--group-by {group_by!r} is not supported: use task")
@@ -145,6 +173,10 @@ def verify_cmd(
             for n in names:
                 if n in BASELINES:
                     scorers.append(BASELINES[n]())
+                elif n == "consensus":
+                    scorers.append(ConsensusScorer())
+                elif n.startswith("process"):
+                    scorers.append(ProcessScorer(train=n == "process"))
                 elif n.startswith("failure_vector"):
                     scorers.append(
                         FailureVectorScorer(
@@ -181,11 +213,16 @@ def verify_cmd(
         except MastkitError as exc:
             raise _fail(str(exc)) from None
 
+        if any(s.name in LLM for s in scorers):
+            known = [t for t in rollouts if t.outcome is not None and t.outcome.success is not None]
+            _preflight(known if evaluate else rollouts, scorers, judge, confirm_above=confirm_above, yes=yes)
         if evaluate:
             compare = {s.name: judge.prefer_first for s in scorers if judge is not None and s.name in LLM}
             code = _evaluate(
                 rollouts,
                 scorers,
+                store=store,
+                label=", ".join(p.name or str(p) for p in paths),
                 folds=folds,
                 n_boot=n_boot,
                 seed=seed,
@@ -201,7 +238,7 @@ def verify_cmd(
                     if t.outcome is not None and t.outcome.success is not None
                 ]
                 for s in scorers:
-                    if isinstance(s, FailureVectorScorer) and s.trainable and labelled:
+                    if isinstance(s, FailureVectorScorer | ProcessScorer) and s.trainable and labelled:
                         s.fit(labelled, [bool(t.outcome.success) for t in labelled if t.outcome is not None])
             code = _select(rollouts, scorers, judge, json=json, select_best=select_best)
     if errors and code == EXIT_OK:
@@ -209,11 +246,40 @@ def verify_cmd(
     raise typer.Exit(code)
 
 
+def _preflight(
+    rollouts: list[Trace], scorers: list[Any], judge: Any, *, confirm_above: float, yes: bool
+) -> None:
+    """Print what the LLM scorers (and the pairwise judge) will cost; above ``confirm_above`` ask,
+    or require ``--yes`` (see :func:`mastkit.cli._cost.confirm_cost`). Nothing is sent before."""
+    from mastkit.llm.estimate import Estimate
+    from mastkit.providers.pricing import price_info
+
+    llm = [s for s in scorers if s.name in LLM]
+    parts = [s.estimate(rollouts) for s in llm]
+    if judge is not None:
+        groups: dict[str, list[Trace]] = {}
+        for t in rollouts:
+            groups.setdefault(str(t.task_id), []).append(t)
+        parts += [judge.estimate(list(groups.values()))] * len(llm)
+    usd = [p.usd for p in parts]
+    total = Estimate(
+        calls=sum(p.calls for p in parts),
+        input_tokens=sum(p.input_tokens for p in parts),
+        output_tokens=sum(p.output_tokens for p in parts),
+        usd=None if any(u is None for u in usd) else sum(u for u in usd if u is not None),
+        traces=len(rollouts),
+        skipped=sum(p.skipped for p in parts),
+    )
+    confirm_cost(total, price_info(llm[0].provider), confirm_above=confirm_above, yes=yes)
+
+
 def _select(rollouts: list[Trace], scorers: list[Any], judge: Any, *, json: bool, select_best: Any) -> int:
     result: dict[str, Any] = {}
     failed = 0
+    from mastkit.verify import assess_grouped
+
     for s in scorers:
-        scored = s.assess_many(rollouts)
+        scored = assess_grouped(s, rollouts, [t.task_id for t in rollouts])
         failed += sum(1 for a in scored if a.probability is None)
         by_id = {t.trace_id: a for t, a in zip(rollouts, scored, strict=True)}
         compare = judge.prefer_first if judge is not None and s.name in LLM else None
@@ -244,6 +310,10 @@ def _select(rollouts: list[Trace], scorers: list[Any], judge: Any, *, json: bool
     return EXIT_PARTIAL if failed else EXIT_OK
 
 
+def _signed(iv: Any) -> str:
+    return f"{100 * iv.value:+.1f} [{100 * iv.lo:+.1f}, {100 * iv.hi:+.1f}]"
+
+
 def _natural(key: str) -> tuple[int, int | str]:
     return (0, int(key)) if key.isdigit() else (1, key)
 
@@ -258,10 +328,13 @@ def _evaluate(
     json: bool,
     html: Path | None,
     compare: dict[str, Any],
+    store: Any,
+    label: str,
 ) -> int:
     from mastkit.verify import evaluate_selection
 
     ev = evaluate_selection(rollouts, scorers, n_splits=folds, n_boot=n_boot, seed=seed, compare=compare)
+    store.put_verify_eval(to_json(ev.as_dict()).decode(), label=label)  # `mastkit report` shows the latest
     if html is not None:
         from mastkit.report.verify_section import verify_page
 
@@ -288,6 +361,13 @@ def _evaluate(
             "Ties count as a uniform pick among the tied rollouts. gain = selected - pass@1. "
             f"Held-out tasks: GroupKFold by task, k={min(folds, ev.tasks)}."
         )
+        if ev.comparisons:
+            out.print(
+                f"Highest selected: {ev.comparisons[0].scorer}. Its selected minus each other row's, "
+                "paired over tasks (95% bootstrap interval): "
+                + "; ".join(f"{c.versus} {_signed(c.difference)}" for c in ev.comparisons)
+                + "."
+            )
     failed = sum(r.failed for r in ev.results)
     if failed:
         err.print(f"{failed} rollout score(s) failed; they were ranked last", style="yellow")

@@ -20,7 +20,7 @@ from mastkit.llm.call import CallUsage, ResponseCache, cached_call
 from mastkit.llm.reply import ReplyError, json_object, strict_schema
 from mastkit.providers import Budget, ChatMessage, ChatRequest, Provider
 
-__all__ = ["ask_json", "parse_json"]
+__all__ = ["ask_json", "json_request", "parse_json"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -38,6 +38,26 @@ def parse_json(text: str, model: type[M]) -> M:
             f"{'.'.join(str(x) for x in e['loc']) or 'reply'}: {e['msg']}" for e in exc.errors()[:3]
         )
         raise ReplyError(f"the reply does not match the schema ({problems})") from None
+
+
+def json_request(
+    messages: Sequence[ChatMessage],
+    model: type[BaseModel],
+    max_tokens: int | None,
+    *,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    structured_output: bool = True,
+) -> ChatRequest:
+    """The request :func:`ask_json` sends first (its cache key: :func:`mastkit.llm.call.request_key`)."""
+    return ChatRequest(
+        messages=list(messages),
+        temperature=temperature,
+        max_tokens=max_tokens,
+        json_schema=strict_schema(model) if structured_output else None,
+        schema_name=model.__name__.lower(),
+        seed=seed,
+    )
 
 
 async def ask_json(
@@ -76,17 +96,16 @@ async def ask_json(
         return True
 
     async def call(msgs: list[ChatMessage]) -> str:
-        req = ChatRequest(
-            messages=msgs,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            json_schema=strict_schema(model) if structured_output else None,
-            schema_name=model.__name__.lower(),
-            seed=seed,
-        )
         return await cached_call(
             provider,
-            req,
+            json_request(
+                msgs,
+                model,
+                max_tokens,
+                temperature=temperature,
+                seed=seed,
+                structured_output=structured_output,
+            ),
             cache=cache,
             budget=budget,
             trace_id=trace_id,

@@ -62,6 +62,15 @@ class CallUsage:
     cost_usd: float = 0.0
 
 
+def request_key(provider: Provider, req: ChatRequest, version: str = "") -> str:
+    """The response-cache key of ``req`` sent to ``provider`` under the prompt ``version``."""
+    r_hash = prompt_hash(provider.name, provider.model, req.messages, req)
+    if version:
+        # the prompt version is part of the key: replies to an older prompt are never reused
+        r_hash = "p1:" + hashlib.sha256(f"{version}\n{r_hash}".encode()).hexdigest()[:40]
+    return r_hash
+
+
 async def cached_call(
     provider: Provider,
     req: ChatRequest,
@@ -95,10 +104,7 @@ async def cached_call(
             failure is logged with its latency, attempts and ``"<exception class>: <message>"``
             (cut to 500 characters).
     """
-    r_hash = prompt_hash(provider.name, provider.model, req.messages, req)
-    if version:
-        # the prompt version is part of the key: replies to an older prompt are never reused
-        r_hash = "p1:" + hashlib.sha256(f"{version}\n{r_hash}".encode()).hexdigest()[:40]
+    r_hash = request_key(provider, req, version)
     # writes one call log row labelled with this request (None: no cache, nothing is logged)
     log: functools.partial[None] | None = None
     if cache is not None:

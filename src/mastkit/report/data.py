@@ -283,6 +283,61 @@ class Limits(_Model):
     """The per-event allowance actually used (cited events get twice as much)."""
 
 
+class IntervalView(_Model):
+    value: float
+    lo: float
+    hi: float
+
+
+class VerifyRow(_Model):
+    """One scorer's row of a stored verifier evaluation."""
+
+    scorer: str
+    protocol: str
+    pass_at_1: IntervalView
+    selected: IntervalView
+    oracle: IntervalView
+    gain: IntervalView
+    failed: int = 0
+
+
+class VerifyComparison(_Model):
+    """Selected of ``scorer`` minus selected of ``versus``, paired over tasks."""
+
+    scorer: str
+    versus: str
+    difference: IntervalView
+
+
+class VerifyView(_Model):
+    """The latest ``mastkit verify --eval`` kept in the store (pass@1 / selected / oracle per
+    scorer, 95 % bootstrap intervals over tasks)."""
+
+    label: str
+    created_at: str
+    tasks: int
+    rollouts: int
+    skipped: int = 0
+    n_boot: int
+    seed: int
+    results: list[VerifyRow]
+    comparisons: list[VerifyComparison] = Field(default_factory=list)
+
+
+def verify_view(store: Store) -> VerifyView | None:
+    """The latest verifier evaluation of ``store`` for the report, or None (none stored, or one
+    this version cannot read)."""
+    row = store.latest_verify_eval()
+    if row is None:
+        return None
+    try:
+        doc = json.loads(row["result_json"])
+        when = datetime.fromtimestamp(float(row["created_at"]), UTC).isoformat(timespec="seconds")
+        return VerifyView.model_validate({**doc, "label": row["label"], "created_at": when})
+    except (ValueError, TypeError):
+        return None
+
+
 class ReportData(_Model):
     """Everything the report shows. ``render_json`` dumps it as is."""
 
@@ -310,6 +365,8 @@ class ReportData(_Model):
     """True when trace and annotation text was redacted before it was put in the report."""
     redactions: dict[str, int] = Field(default_factory=dict)
     """What redaction removed, by kind (each distinct string counted once)."""
+    verify: VerifyView | None = None
+    """The latest best-of-N verifier evaluation in the store (``mastkit verify --eval``)."""
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -784,4 +841,5 @@ def build_report_data(
         ),
         redacted=scrub is not None,
         redactions=dict(sorted(scrub.counts.items())) if scrub is not None else {},
+        verify=verify_view(store),
     )

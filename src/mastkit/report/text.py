@@ -199,6 +199,34 @@ def render_markdown(data: ReportData, *, top: int = 10) -> str:
                 for s in failed[:top]
             ],
         )
+    if data.verify is not None:
+        v = data.verify
+
+        def iv(x: Any) -> str:
+            return f"{100 * x.value:.1f}% [{100 * x.lo:.1f}, {100 * x.hi:.1f}]"
+
+        lines += [
+            "",
+            "## Best-of-N verifier",
+            "",
+            f"Latest `mastkit verify --eval` ({md_cell(v.label)}, {v.created_at}): {v.tasks} tasks, "
+            f"{v.rollouts} rollouts; 95% bootstrap intervals over tasks; fitted scorers on held-out tasks.",
+            "",
+        ]
+        lines += _table(
+            ["scorer", "pass@1", "selected", "oracle", "gain", "scored"],
+            [
+                [
+                    md_cell(r.scorer),
+                    iv(r.pass_at_1),
+                    iv(r.selected),
+                    iv(r.oracle),
+                    iv(r.gain),
+                    md_cell(r.protocol),
+                ]
+                for r in v.results
+            ],
+        )
     return "\n".join(lines) + "\n"
 
 

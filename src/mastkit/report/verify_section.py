@@ -1,5 +1,6 @@
-"""The best-of-N verifier table as an HTML section (for ``mastkit verify --eval --html``, and for
-the main report once verifier results are kept in the store).
+"""The best-of-N verifier table as a standalone HTML section (``mastkit verify --eval --html``).
+The main report renders the latest table kept in the store from its own template
+(:func:`mastkit.report.data.verify_view`).
 
 :func:`verify_section` returns one ``<section>`` element, every value escaped, with no script
 and no external resource; :func:`verify_page` wraps it into a small self-contained page.
@@ -31,6 +32,15 @@ def verify_section(ev: Evaluation, *, title: str = "Best-of-N verifier") -> str:
         "as a uniform pick among the tied rollouts; gain = selected − pass@1. Fitted scorers are scored on "
         "held-out tasks only."
     )
+    if ev.comparisons:
+        diffs = "; ".join(
+            f"{c.versus} {100 * c.difference.value:+.1f} [{100 * c.difference.lo:+.1f}, {100 * c.difference.hi:+.1f}]"
+            for c in ev.comparisons
+        )
+        note += (
+            f" Highest selected: {ev.comparisons[0].scorer}; its selected minus each other row's, paired over "
+            f"tasks (95% bootstrap interval, points): {diffs}."
+        )
     return (
         f'<section id="verify"><h2>{escape(title)}</h2>\n<table class="verify">\n'
         "<thead><tr><th>scorer</th><th>pass@1</th><th>selected</th><th>oracle</th><th>gain</th>"

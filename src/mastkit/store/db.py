@@ -136,7 +136,16 @@ _M003: tuple[str, ...] = (
 )
 """Schema 3: measured agreement of annotator configurations on the calibration set."""
 
-_MIGRATIONS: list[tuple[str, ...]] = [_M001, _M002, _M003]
+_M004: tuple[str, ...] = (
+    # One row per `mastkit verify --eval`: the table (mastkit.verify.Evaluation.as_dict) as JSON,
+    # with a label (what was evaluated); the report shows the latest.
+    """CREATE TABLE verify_evals (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, label TEXT NOT NULL, result_json TEXT NOT NULL,
+        created_at REAL NOT NULL)""",
+)
+"""Schema 4: best-of-N verifier evaluations."""
+
+_MIGRATIONS: list[tuple[str, ...]] = [_M001, _M002, _M003, _M004]
 """Append-only: entry i holds the statements that take a file from schema i to schema i + 1.
 Each statement is run on its own (never split on ';', which string literals and triggers contain),
 all of one migration in one transaction."""
@@ -536,6 +545,29 @@ class Store:
             (config.kind, config.model, config.prompt_version, config.taxonomy_id, config.taxonomy_version),
         )
         return (str(rows[0][0]), False) if rows else None
+
+    # -- verifier evaluations ----------------------------------------------------------
+
+    def put_verify_eval(self, result_json: str, *, label: str) -> int:
+        """Store one verifier evaluation (a JSON document, see
+        :meth:`mastkit.verify.Evaluation.as_dict`); returns its id."""
+
+        def write(db: sqlite3.Connection) -> int:
+            cur = db.execute(
+                "INSERT INTO verify_evals (label, result_json, created_at) VALUES (?, ?, ?)",
+                (label, result_json, time.time()),
+            )
+            return int(cur.lastrowid or 0)
+
+        return int(self._tx(write))
+
+    def latest_verify_eval(self) -> dict[str, Any] | None:
+        """The latest verifier evaluation: ``id``, ``label``, ``result_json``, ``created_at``
+        (seconds since the epoch); None when the store holds none."""
+        rows = self._query(
+            "SELECT id, label, result_json, created_at FROM verify_evals ORDER BY created_at DESC, id DESC LIMIT 1"
+        )
+        return dict(rows[0]) if rows else None
 
     # -- model calls and the response cache ----------------------------------------------
 

@@ -24,18 +24,21 @@ its sibling rollouts).
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 from mastkit.traces.model import Trace
 from mastkit.verify.scorers import Assessment, Scorer
-from mastkit.verify.select import GroupKey, by_task, rank
+from mastkit.verify.select import GroupKey, assess_grouped, by_task, rank
 
 __all__ = [
+    "Comparison",
     "Evaluation",
     "Interval",
     "ScorerResult",
+    "compare_rows",
     "cross_val_assess",
     "cv_splits",
     "evaluate_selection",
@@ -45,8 +48,9 @@ __all__ = [
 
 class Trainable(Protocol):
     def fresh(self) -> Any: ...
-    def fit(self, traces: Sequence[Trace], labels: Sequence[bool]) -> Any: ...
-    def assess(self, trace: Trace) -> Assessment: ...
+    def fit(
+        self, traces: Sequence[Trace], labels: Sequence[bool], groups: Sequence[str] | None = None
+    ) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,8 @@ class ScorerResult:
     """Rollouts the scorer could not score (ranked last)."""
     choices: dict[str, str] = field(default_factory=dict)
     """Task -> trace id chosen (ties broken as :func:`mastkit.verify.select_best` does)."""
+    per_task: dict[str, float] = field(default_factory=dict)
+    """Task -> its selected value (success of the chosen rollout; a tie's mean)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,9 +101,31 @@ class Evaluation:
     seed: int
     skipped: int = 0
     """Rollouts left out: no group or unknown outcome."""
+    comparisons: list[Comparison] = field(default_factory=list)
+    """The best row (highest selected) against every other row, paired over tasks."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Selected of ``scorer`` minus selected of ``versus``: the mean over tasks and its 95 %
+    bootstrap interval, both rows resampled on the same tasks (paired)."""
+
+    scorer: str
+    versus: str
+    difference: Interval
+
+
+def compare_rows(a: ScorerResult, b: ScorerResult, *, n_boot: int = 2000, seed: int = 0) -> Comparison:
+    """:class:`Comparison` of two rows of one evaluation (the same tasks)."""
+    tasks = sorted(a.per_task)
+    if tasks != sorted(b.per_task):
+        raise ValueError("the two rows were not evaluated on the same tasks")
+    diff = [a.per_task[t] - b.per_task[t] for t in tasks]
+    (ci,) = task_bootstrap([diff], n_boot=n_boot, seed=seed)
+    return Comparison(a.scorer, b.scorer, _interval(diff, ci))
 
 
 def cv_splits(groups: Sequence[str], n_splits: int = 5) -> list[tuple[list[int], list[int]]]:
@@ -123,13 +151,33 @@ def cross_val_assess(
     n_splits: int = 5,
 ) -> list[Assessment]:
     """Held-out scores: each rollout is scored by a fresh copy of ``scorer`` fitted on the folds
-    that do not hold its task (:func:`cv_splits`)."""
+    that do not hold its task (:func:`cv_splits`). A test fold holds whole tasks, so a
+    group-aware scorer sees every rollout of a task together. Each assessment's ``details`` get
+    ``fold`` (its test fold) and, when the fitted copy can say, ``model`` (what it chose)."""
     out: list[Assessment | None] = [None] * len(traces)
-    for train, test in cv_splits(groups, n_splits):
-        model = scorer.fresh().fit([traces[i] for i in train], [labels[i] for i in train])
-        for i in test:
-            out[i] = model.assess(traces[i])
+    for fold, (train, test) in enumerate(cv_splits(groups, n_splits)):
+        model = scorer.fresh().fit(
+            [traces[i] for i in train], [labels[i] for i in train], [groups[i] for i in train]
+        )
+        scored = assess_grouped(model, [traces[i] for i in test], [groups[i] for i in test])
+        describe = getattr(model, "describe", None)
+        tag: dict[str, Any] = {"fold": fold}
+        if callable(describe):
+            tag["model"] = str(describe())
+        for i, a in zip(test, scored, strict=True):
+            out[i] = replace(a, details={**a.details, **tag})
     return [a if a is not None else Assessment(None, "not scored") for a in out]
+
+
+def _fold_models(scored: Sequence[Assessment]) -> str:
+    """``"; per fold: A (4), B (1)"`` from the ``model`` each fold's fitted copy reported."""
+    by_fold = {
+        a.details["fold"]: a.details["model"] for a in scored if "model" in a.details and "fold" in a.details
+    }
+    if not by_fold:
+        return ""
+    counts = Counter(by_fold.values())
+    return "; chosen per fold: " + ", ".join(f"{m} ({n})" for m, n in counts.most_common())
 
 
 def task_bootstrap(
@@ -189,14 +237,18 @@ def evaluate_selection(
         elif scorer.trainable and hasattr(scorer, "fresh"):
             k = min(n_splits, len(set(groups)))
             scored = cross_val_assess(scorer, kept, labels, groups, n_splits=n_splits)  # type: ignore[arg-type]
-            protocol = f"GroupKFold by task, k={k}"
+            protocol = f"GroupKFold by task, k={k}" + _fold_models(scored)
         else:
-            scored = scorer.assess_many(kept)
+            scored = assess_grouped(scorer, kept, groups)
             protocol = "no fitting"
         settle = (compare or {}).get(scorer.name)
         if settle is not None:
             protocol += " + pairwise finalists"
         results.append(_row(scorer.name, protocol, kept, labels, scored, key, n_boot, seed, settle))
+    comparisons = []
+    if len(results) > 1:
+        best = max(results, key=lambda r: r.selected.value)  # the first of equals
+        comparisons = [compare_rows(best, r, n_boot=n_boot, seed=seed) for r in results if r is not best]
     return Evaluation(
         results=results,
         tasks=len(set(groups)),
@@ -204,6 +256,7 @@ def evaluate_selection(
         n_boot=n_boot,
         seed=seed,
         skipped=len(rollouts) - len(kept),
+        comparisons=comparisons,
     )
 
 
@@ -223,6 +276,7 @@ def _row(
     tasks = sorted(ranked)
     pass1, selected, oracle, gain = [], [], [], []
     choices = {}
+    per_task: dict[str, float] = {}
     for task in tasks:
         members = ranked[task]
         outcomes = [success[id(r.trace)] for r in members]
@@ -240,6 +294,7 @@ def _row(
         oracle.append(max(outcomes))
         gain.append(sel - p1)
         choices[task] = choice.trace_id
+        per_task[task] = sel
     cis = task_bootstrap([pass1, selected, oracle, gain], n_boot=n_boot, seed=seed)
     return ScorerResult(
         scorer=name,
@@ -252,4 +307,5 @@ def _row(
         gain=_interval(gain, cis[3]),
         failed=sum(1 for a in scored if a.probability is None),
         choices=choices,
+        per_task=per_task,
     )

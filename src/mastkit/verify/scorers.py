@@ -57,9 +57,13 @@ class Scorer:
     name: str = "scorer"
     trainable: bool = False
     """Whether :func:`mastkit.verify.evaluate_selection` should fit it on held-out folds."""
+    group_aware: bool = False
+    """Whether a rollout's score depends on the other rollouts of its task: such a scorer is
+    given each task's rollouts together (:meth:`assess_group`; see
+    :func:`mastkit.verify.select.assess_grouped`)."""
 
     def assess(self, trace: Trace) -> Assessment:
-        """The score of ``trace``, read blinded."""
+        """The score of ``trace``, read blinded (a group-aware scorer sees it alone)."""
         return self._assess(blind(trace))
 
     def _assess(self, trace: Trace) -> Assessment:
@@ -71,8 +75,13 @@ class Scorer:
         return 0.0 if p is None else p
 
     def assess_many(self, traces: Sequence[Trace]) -> list[Assessment]:
-        """:meth:`assess` for each trace, in order."""
+        """:meth:`assess` for each trace, in order (each on its own, whatever its task)."""
         return [self.assess(t) for t in traces]
+
+    def assess_group(self, traces: Sequence[Trace]) -> list[Assessment]:
+        """The scores of the rollouts of ONE task, in order. The default scores each on its own;
+        a group-aware scorer compares them with each other (reading them blinded)."""
+        return self.assess_many(traces)
 
 
 class RandomScorer(Scorer):
@@ -243,8 +252,11 @@ class FailureVectorScorer(Scorer):
 
     # -- fitting and scoring ---------------------------------------------------------------------
 
-    def fit(self, traces: Sequence[Trace], labels: Sequence[bool]) -> FailureVectorScorer:
-        """Fit the weights on labelled rollouts (scikit-learn logistic regression).
+    def fit(
+        self, traces: Sequence[Trace], labels: Sequence[bool], groups: Sequence[str] | None = None
+    ) -> FailureVectorScorer:
+        """Fit the weights on labelled rollouts (scikit-learn logistic regression); ``groups``
+        (the rollouts' tasks) is accepted for the common interface and not needed here.
 
         With a single class among the labels only the intercept is set (to its log-odds, clipped).
         Returns ``self``.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from mastkit.traces.model import Trace
 from mastkit.verify.scorers import Assessment, Scorer
 
-__all__ = ["GroupKey", "Ranked", "by_task", "group", "rank", "select_best"]
+__all__ = ["GroupKey", "Ranked", "assess_grouped", "by_task", "group", "rank", "select_best"]
 
 GroupKey = Callable[[Trace], str | None]
 """Which group (task) a rollout belongs to; None: it belongs to none and is left out."""
@@ -61,6 +61,25 @@ def rank(
     return out
 
 
+def assess_grouped(scorer: Scorer, traces: Sequence[Trace], groups: Sequence[str | None]) -> list[Assessment]:
+    """One assessment per trace, in order. A group-aware scorer gets each group's traces
+    together (:meth:`~mastkit.verify.scorers.Scorer.assess_group`; a trace whose group is None
+    is scored alone); any other scorer scores them all in one :meth:`assess_many` call (the LLM
+    scorers run those concurrently)."""
+    if len(traces) != len(groups):
+        raise ValueError("one group per trace is needed")
+    if not scorer.group_aware:
+        return scorer.assess_many(traces)
+    members: dict[str | int, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(i if g is None else g, []).append(i)
+    out: list[Assessment | None] = [None] * len(traces)
+    for idx in members.values():
+        for i, a in zip(idx, scorer.assess_group([traces[i] for i in idx]), strict=True):
+            out[i] = a
+    return [a if a is not None else Assessment(None, "not scored") for a in out]
+
+
 def select_best(
     rollouts: Iterable[Trace],
     scorer: Scorer,
@@ -80,7 +99,7 @@ def select_best(
     items = list(rollouts)
     if assessments is None:  # rollouts outside every group are not scored (an LLM call each)
         items = [t for t in items if key(t) is not None]
-        scored = scorer.assess_many(items)
+        scored = assess_grouped(scorer, items, [key(t) for t in items])
     else:
         scored = list(assessments)
     chosen = {}
