@@ -44,7 +44,7 @@ def test_selection_prints_one_rollout_per_task(tmp_path: Path) -> None:
         f"t{i}": f"t{i}-t0" for i in range(6)
     }
     res = run(str(f), tmp=tmp_path)
-    assert res.exit_code == 0 and "failure_vector" in res.stdout
+    assert res.exit_code == 0 and "process" in res.stdout and "failure_vector" not in res.stdout
 
 
 def test_eval_json_and_table(tmp_path: Path) -> None:
@@ -183,10 +183,10 @@ def test_train_fits_failure_vector_on_other_tasks(tmp_path: Path) -> None:
         labelled.append(rollout(f"l{i}", 1, success=False))
     train = _write(tmp_path / "train.jsonl", labelled)
     new = _write(tmp_path / "new.jsonl", [rollout("n", 0), rollout("n", 1, handoff=True)])
-    fitted = run(str(new), "--json", "--train", str(train), tmp=tmp_path)
+    fitted = run(str(new), "--json", "--scorer", "failure_vector", "--train", str(train), tmp=tmp_path)
     assert fitted.exit_code == 0, fitted.output
     assert json.loads(fitted.stdout)["failure_vector"]["n"]["trace_id"] == "n-t1"
-    default = run(str(new), "--json", tmp=tmp_path)
+    default = run(str(new), "--json", "--scorer", "failure_vector", tmp=tmp_path)
     assert json.loads(default.stdout)["failure_vector"]["n"]["trace_id"] == "n-t0"
 
 

@@ -65,7 +65,7 @@ def verify_cmd(
         list[str] | None,
         typer.Option(
             "--scorer",
-            help=f"Repeatable. One of: {', '.join(SCORERS)}. Default: failure_vector "
+            help=f"Repeatable. One of: {', '.join(SCORERS)}. Default: process "
             "(with --eval: every offline scorer).",
         ),
     ] = None,
@@ -145,7 +145,7 @@ def verify_cmd(
 
     if group_by != "task":
         raise _fail(f"--group-by {group_by!r} is not supported: use task")
-    names = list(scorer or (OFFLINE if evaluate else ("failure_vector",)))
+    names = list(scorer or (OFFLINE if evaluate else ("process",)))
     unknown = [n for n in names if n not in SCORERS]
     if unknown:
         raise _fail(f"unknown scorer {', '.join(unknown)}; use one of {', '.join(SCORERS)}")
