@@ -135,7 +135,11 @@ def list_failures(
         )
         for o in (*failed, *not_done)
     ]
-    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    try:
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+    except OSError as exc:  # e.g. a read-only folder: the errors table still has them
+        err.print(f"could not write the list of failed traces to {path}: {exc}", soft_wrap=True)
+        return None
     err.print(
         f"all {len(failed)} failed and {len(not_done)} not-done traces are listed in {path}", soft_wrap=True
     )

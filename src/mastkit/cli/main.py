@@ -9,6 +9,7 @@ is for readers of this file; ``mastkit --help`` shows each command's own).
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any, NamedTuple
 
 import typer
@@ -120,8 +121,22 @@ def _root(
     ctx.default_map = load_settings(config)
 
 
+EXIT_STORE = 4
+"""The store could not be opened or written (read-only, disk full, locked too long): what was
+committed before stays, and a run resumes when started again."""
+
+
 def main() -> None:
-    app()
+    """Run the command line; a store that cannot be opened or written ends it with one message
+    (no traceback) and exit code :data:`EXIT_STORE`."""
+    from mastkit.errors import StoreError
+
+    try:
+        app()
+    except StoreError as exc:
+        sys.stdout.flush()
+        sys.stderr.write(f"error: {exc}\n")
+        sys.exit(EXIT_STORE)
 
 
 if __name__ == "__main__":
