@@ -15,11 +15,17 @@ import subprocess
 import sys
 import time
 
+MASTKIT = [sys.executable, "-m", "mastkit.cli.entry"]
+"""The ``mastkit`` executable's entry point (``mastkit hook`` goes straight to the hook CLI)."""
+
 COMMANDS = {
     "python -c pass (baseline)": [sys.executable, "-c", "pass"],
-    "mastkit --version": [sys.executable, "-m", "mastkit.cli.main", "--version"],
-    "mastkit traces formats": [sys.executable, "-m", "mastkit.cli.main", "traces", "formats"],
-    "mastkit annotate --help": [sys.executable, "-m", "mastkit.cli.main", "annotate", "--help"],
+    "mastkit --version": [*MASTKIT, "--version"],
+    "mastkit --help": [*MASTKIT, "--help"],
+    "mastkit traces formats": [*MASTKIT, "traces", "formats"],
+    "mastkit taxonomy show": [*MASTKIT, "taxonomy", "show"],
+    "mastkit hook --help": [*MASTKIT, "hook", "--help"],
+    "mastkit annotate --help": [*MASTKIT, "annotate", "--help"],
 }
 
 

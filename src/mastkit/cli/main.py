@@ -2,8 +2,8 @@
 
 Each verb lives in its own module of :mod:`mastkit.cli` and is imported only when it runs, so a
 command that needs no provider SDK, report or statistics stack (``--version``, ``--help``,
-``traces ...``) starts without loading them. ``COMMANDS`` lists the verbs (its one-line help
-is for readers of this file; ``mastkit --help`` shows each command's own).
+``traces ...``, ``taxonomy ...``) starts without loading them. ``COMMANDS`` lists the verbs with
+the one line ``mastkit --help`` shows for each (the list imports none of them).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from typing import Any, NamedTuple
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from mastkit import __version__
 
@@ -53,16 +53,28 @@ COMMANDS: dict[str, Verb] = {
 
 
 class _LazyGroup(TyperGroup):
-    """A group whose sub-commands are imported when they are looked up, not at start."""
+    """A group whose sub-commands are imported when they are looked up, not at start; its own
+    help lists them from :data:`COMMANDS` without importing any."""
+
+    _listing = False
 
     # (typer vendors its own click: its types are left as Any here)
     def list_commands(self, ctx: Any) -> list[str]:
         return [*super().list_commands(ctx), *COMMANDS]
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         verb = COMMANDS.get(cmd_name)
         if verb is None:
             return super().get_command(ctx, cmd_name)
+        if self._listing:  # one line of the group's help: no need to import the verb
+            return TyperCommand(cmd_name, help=verb.help, short_help=verb.help)
         obj = getattr(importlib.import_module(f"mastkit.cli.{verb.module}"), verb.attr)
         if isinstance(obj, typer.Typer):
             cmd = typer.main.get_command(obj)
