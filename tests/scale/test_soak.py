@@ -25,7 +25,7 @@ stays within a few thousand either way; keeping every annotation (``keep=True``)
 per trace (~75,000 over the second half of 1000 traces)."""
 RSS_LIMIT_MB = 8.0
 """Resident memory growth allowed over the second half (coarser: ~1 MB measured; with
-``keep=True``, ~11 MB per 1000 traces)."""
+``keep=True``, ~20 KB per trace, ~10 MB over the second half of 1000 traces)."""
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads resident memory from /proc")

@@ -560,6 +560,19 @@ class Store:
         rows = self._query(sql + " ORDER BY a.trace_id, path, a.trace_hash, a.config_hash", params)
         return [StoredAnnotation(r[0], r[1], r[3], Annotation.model_validate_json(r[2])) for r in rows]
 
+    def verdict_counts(self, config_hash: str) -> dict[str, dict[str, int]]:
+        """Mode code -> verdict -> how many of the run's latest annotations (see :func:`_latest`)
+        give it; counted in SQL, so a run of millions of traces is summed without loading them."""
+        rows = self._query(
+            f"WITH {_LATEST_ANNOTATIONS} SELECT v.code, v.verdict, COUNT(*) FROM latest l "
+            "JOIN verdicts v USING (trace_hash, config_hash) WHERE l.config_hash = ? GROUP BY v.code, v.verdict",
+            (config_hash,),
+        )
+        counts: dict[str, dict[str, int]] = {}
+        for code, verdict, n in rows:
+            counts.setdefault(str(code), {})[str(verdict)] = int(n)
+        return counts
+
     def annotations(self, config_hash: str | None = None) -> Iterator[Annotation]:
         """Stored annotations (the latest of each trace per run, see :meth:`annotation_records`),
         optionally of one run."""
