@@ -15,7 +15,7 @@ server's request log is cleared as the run goes, so what grows is the run, not t
 ``tests/scale/test_soak.py`` runs :func:`soak` with a small ``n`` (``MASTKIT_SOAK_N``). The big
 run, reproduce with:
 
-    .venv/bin/python bench/soak.py --n 20000 --json soak.json
+    .venv/bin/python bench/soak.py --n 10000 --json soak.json
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import logging
 import random
 import re
 import sys
@@ -282,12 +283,13 @@ def soak(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--fault-rate", type=float, default=0.3)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--tracemalloc", action="store_true", help="also sample Python allocations (slower)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
+    logging.getLogger("mastkit").setLevel(logging.ERROR)  # else one warning per failed call
     with tempfile.TemporaryDirectory() as tmp:
         result = soak(
             args.n,
