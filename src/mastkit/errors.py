@@ -12,6 +12,7 @@ the CLI turns these into messages and exit codes.
     ├── FormatError           raised inside an importer; the loader turns it into a TraceLoadError
     │   └── NotThisFormat         the file turned out to belong to another importer
     ├── TaxonomyError         a taxonomy file is invalid
+    ├── StoreError            the store file cannot be opened or written (read-only, full, locked)
     └── MissingDependencyError    an optional extra is not installed
 """
 
@@ -116,6 +117,15 @@ class NotThisFormat(FormatError):
 
 class TaxonomyError(MastkitError):
     """A taxonomy definition is invalid (duplicate codes, unknown category, bad file)."""
+
+
+class StoreError(MastkitError):
+    """The store file cannot be opened or written: read-only, disk full, locked by another
+    process for longer than the busy timeout, or not a database. What was committed before stays.
+
+    Defined here, below every layer, so the per-trace runner can tell a broken store (which stops
+    the whole run) from one trace's failure; :mod:`mastkit.store` raises it.
+    """
 
 
 class MissingDependencyError(MastkitError):

@@ -15,7 +15,7 @@ from mastkit.annotate import annotate
 from mastkit.annotate.factory import make_annotator
 from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
 from mastkit.attribute.model import Attribution
-from mastkit.store import Store, db
+from mastkit.store import Store, StoreError, db
 from mastkit.traces import Event, Outcome, Trace, load_traces
 
 CONFIG = AnnotatorConfig(kind="rules", prompt_version="rules-1", taxonomy_id="mast", taxonomy_version="1.0")
@@ -252,7 +252,7 @@ def test_a_failed_migration_leaves_the_file_as_it_was(
     Store(tmp_path / "m.db").close()
     broken = ("CREATE TABLE half (x INTEGER)", "INSERT INTO nowhere VALUES (1)")
     monkeypatch.setattr(db, "_MIGRATIONS", [*db._MIGRATIONS, broken])
-    with pytest.raises(sqlite3.OperationalError, match="nowhere"):
+    with pytest.raises(StoreError, match="nowhere"):
         Store(tmp_path / "m.db")
     con = sqlite3.connect(tmp_path / "m.db")
     assert con.execute("SELECT name FROM sqlite_master WHERE name = 'half'").fetchone() is None

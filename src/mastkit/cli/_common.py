@@ -5,16 +5,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 from rich.text import Text
 
 from mastkit.errors import TraceLoadError
-from mastkit.llm.runner import RunProgress, Stop, TraceOutcome
+
+if TYPE_CHECKING:  # the runner (and the provider errors it imports) only for the verbs that run one
+    from mastkit.llm.runner import RunProgress, Stop, TraceOutcome
 
 # Exit codes (documented in README.md: "Load traces from any format" and "Exit codes of annotate
 # and attribute").
@@ -135,7 +136,11 @@ def list_failures(
         )
         for o in (*failed, *not_done)
     ]
-    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    try:
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+    except OSError as exc:  # e.g. a read-only folder: the errors table still has them
+        err.print(f"could not write the list of failed traces to {path}: {exc}", soft_wrap=True)
+        return None
     err.print(
         f"all {len(failed)} failed and {len(not_done)} not-done traces are listed in {path}", soft_wrap=True
     )
@@ -147,6 +152,8 @@ class RunProgressBar:
     rate, ETA and counters. Silent when stderr is not a terminal (CI logs)."""
 
     def __init__(self, label: str, *, total: int | None = None) -> None:
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+
         self._progress = Progress(
             SpinnerColumn(),
             TextColumn("[bold]{task.description}"),

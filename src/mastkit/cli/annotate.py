@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, cast
@@ -172,11 +171,9 @@ def annotate_cmd(
                 concurrency=concurrency,
                 total=len(traces) if isinstance(traces, list) else None,
                 on_progress=lambda p: bar.update(p, _extra(p, len(load_errors))),
+                keep=False,  # results are read back from the store: memory stays flat on big runs
             )
-        counts: dict[str, Counter[str]] = {}
-        for a in store.annotations(report.config_hash):
-            for v in a.verdicts:
-                counts.setdefault(v.code, Counter())[v.verdict] += 1
+        counts = store.verdict_counts(report.config_hash)  # in SQL: not every annotation in memory
         table = Table(
             "mode",
             "present",
@@ -188,7 +185,7 @@ def annotate_cmd(
         )
         for code in sorted(counts):
             c = counts[code]
-            table.add_row(code, str(c["present"]), str(c["absent"]), str(c["unknown"]))
+            table.add_row(code, *(str(c.get(v, 0)) for v in ("present", "absent", "unknown")))
         out.print(table)
         p = report.progress
         not_done = f", {p.not_done} not done" if p.not_done else ""

@@ -2,17 +2,18 @@
 
 Each verb lives in its own module of :mod:`mastkit.cli` and is imported only when it runs, so a
 command that needs no provider SDK, report or statistics stack (``--version``, ``--help``,
-``traces ...``) starts without loading them. ``COMMANDS`` lists the verbs (its one-line help
-is for readers of this file; ``mastkit --help`` shows each command's own).
+``traces ...``, ``taxonomy ...``) starts without loading them. ``COMMANDS`` lists the verbs with
+the one line ``mastkit --help`` shows for each (the list imports none of them).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any, NamedTuple
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from mastkit import __version__
 
@@ -52,16 +53,28 @@ COMMANDS: dict[str, Verb] = {
 
 
 class _LazyGroup(TyperGroup):
-    """A group whose sub-commands are imported when they are looked up, not at start."""
+    """A group whose sub-commands are imported when they are looked up, not at start; its own
+    help lists them from :data:`COMMANDS` without importing any."""
+
+    _listing = False
 
     # (typer vendors its own click: its types are left as Any here)
     def list_commands(self, ctx: Any) -> list[str]:
         return [*super().list_commands(ctx), *COMMANDS]
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         verb = COMMANDS.get(cmd_name)
         if verb is None:
             return super().get_command(ctx, cmd_name)
+        if self._listing:  # one line of the group's help: no need to import the verb
+            return TyperCommand(cmd_name, help=verb.help, short_help=verb.help)
         obj = getattr(importlib.import_module(f"mastkit.cli.{verb.module}"), verb.attr)
         if isinstance(obj, typer.Typer):
             cmd = typer.main.get_command(obj)
@@ -120,8 +133,22 @@ def _root(
     ctx.default_map = load_settings(config)
 
 
+EXIT_STORE = 4
+"""The store could not be opened or written (read-only, disk full, locked too long): what was
+committed before stays, and a run resumes when started again."""
+
+
 def main() -> None:
-    app()
+    """Run the command line; a store that cannot be opened or written ends it with one message
+    (no traceback) and exit code :data:`EXIT_STORE`."""
+    from mastkit.errors import StoreError
+
+    try:
+        app()
+    except StoreError as exc:
+        sys.stdout.flush()
+        sys.stderr.write(f"error: {exc}\n")
+        sys.exit(EXIT_STORE)
 
 
 if __name__ == "__main__":

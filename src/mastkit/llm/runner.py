@@ -16,9 +16,14 @@ verifier, feedback and taxonomy learning still to come).
   started are ``not_done`` (those already stored are still answered from the store).
 * **circuit breaker** — errors that no trace can get past do not cost one prompt per trace:
   a rejected key (401/403) or an unknown model (404) stops the run at once; an unreachable
-  server stops it after ``unreachable_after`` traces in a row failed to connect. Work in flight
+  server stops it after ``unreachable_after`` traces in a row failed to connect, and so does an
+  outage: that many traces in a row answered 502/503/504 through every retry. Work in flight
   is cancelled; the remaining traces are ``not_done`` (not ``failed``), with one message saying
   what to fix (logged once in the store).
+* **a broken store stops the run** — when the store cannot keep a result or a failure (a
+  :class:`~mastkit.errors.StoreError`: read-only file, full disk, a lock held past the busy
+  timeout), nothing more is started, work in flight is cancelled, and the error is raised once
+  the run has wound down: every result committed before it stays, and the next run resumes.
 * **progress** — counters with the total (when known), rate and ETA after every trace.
 * **duplicate trace ids** — results are keyed by content hash, so two different traces that
   share an id are both worked on and both reported; the very same trace twice in one input is
@@ -33,6 +38,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from mastkit.errors import StoreError
 from mastkit.providers.errors import (
     BudgetExceeded,
     ProviderAuthError,
@@ -64,10 +70,13 @@ Status = Literal["done", "cached", "failed", "not_done", "duplicate"]
 """What became of one trace: worked on now, answered from the store, failed (logged, retried on
 the next run), not started because the run stopped, or a repeat of a trace seen earlier."""
 
-StopKind = Literal["budget", "auth", "not_found", "unreachable"]
+StopKind = Literal["budget", "auth", "not_found", "unreachable", "unavailable"]
 
 UNREACHABLE_AFTER = 3
-"""Traces in a row that failed to reach the server before the run stops."""
+"""Traces in a row that failed to reach the server (or found it unavailable) before the run stops."""
+
+OUTAGE_STATUSES = frozenset({502, 503, 504})
+"""HTTP statuses that, still there after every retry, mean the service is down (not this trace)."""
 
 
 class RunStore(Protocol[R]):
@@ -184,13 +193,16 @@ class RunResult(Generic[R]):
 
 def breaker_kind(exc: BaseException) -> StopKind | None:
     """Which breaker an error trips: ``auth`` (401/403, no key), ``not_found`` (404: unknown model
-    or wrong URL), ``unreachable`` (the connection failed on every attempt), else None."""
+    or wrong URL), ``unreachable`` (the connection failed on every attempt), ``unavailable`` (502,
+    503 or 504 on every attempt: an outage), else None."""
     if isinstance(exc, ProviderAuthError):
         return "auth"
     if isinstance(exc, ProviderRequestError) and (exc.status == 404 or exc.kind == "not_found"):
         return "not_found"
     if isinstance(exc, ProviderUnavailableError) and exc.kind == "connection":
         return "unreachable"
+    if isinstance(exc, ProviderUnavailableError) and exc.status in OUTAGE_STATUSES:
+        return "unavailable"
     return None
 
 
@@ -207,6 +219,12 @@ def _stop_message(kind: StopKind, exc: BaseException, streak: int) -> str:
     if kind == "not_found":
         model = exc.model if isinstance(exc, ProviderError) and exc.model else where or "?"
         return f"model {model} not found (404): check the model name and the base URL. {exc}"
+    if kind == "unavailable":
+        status = exc.status if isinstance(exc, ProviderError) else None
+        return (
+            f"{where or 'the provider'} is unavailable (HTTP {status} on {streak} traces in a row, after "
+            f"retries): try again later. {exc}"
+        )
     return f"cannot reach {where or 'the provider'} ({streak} traces in a row): is the server running? {exc}"
 
 
@@ -231,6 +249,10 @@ def error_entries(outcomes: Iterable[TraceOutcome[Any]], stop: Stop | None) -> l
 
 def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+class _StoreDown(Exception):
+    """Internal: the run's store failed; the first such error is raised when the run ends."""
 
 
 async def run_per_trace(
@@ -262,7 +284,8 @@ async def run_per_trace(
         keep: keep done and cached results in the returned outcomes (False for huge runs).
         total: traces expected, for the ETA (None: unknown).
         progress: counters to update (a subclass with more fields); a new one by default.
-        unreachable_after: traces in a row failing to connect before the run stops.
+        unreachable_after: traces in a row failing to connect (or meeting an outage) before the
+            run stops.
     """
     prog = progress if progress is not None else RunProgress()
     if total is not None:
@@ -294,6 +317,18 @@ async def run_per_trace(
 
     running: set[asyncio.Future[R]] = set()
     halted: set[asyncio.Future[R]] = set()
+    store_error: BaseException | None = None
+
+    def store_down(exc: BaseException) -> _StoreDown:
+        """Note the store's failure (the first one is raised at the end) and cancel the work in
+        flight: its results could not be kept."""
+        nonlocal store_error
+        if store_error is None:
+            store_error = exc
+            for job in list(running):
+                halted.add(job)
+                job.cancel()
+        return _StoreDown()
 
     def halt(why: Stop) -> None:
         """Stop starting new work; a breaker also cancels the work in flight (it is doomed)."""
@@ -301,13 +336,32 @@ async def run_per_trace(
         stop = why
         if why.kind == "budget":
             return  # calls in flight are paid for: let them finish
-        if store is not None:
-            store.log_failure(key, why.message, trace_id=None, path=None)
         for job in list(running):
             halted.add(job)
             job.cancel()
+        if store is not None:
+            try:
+                store.log_failure(key, why.message, trace_id=None, path=None)
+            except Exception as exc:
+                raise store_down(exc) from None
 
     async def attempt(trace: Trace, t_hash: str, path: str | None) -> tuple[Status, R | None, str | None]:
+        try:
+            return await attempt_stored(trace, t_hash, path)
+        except _StoreDown:
+            return "not_done", None, f"the store failed: {store_error}"
+
+    def log_failure(reason: str, trace: Trace, path: str | None, t_hash: str) -> None:
+        if store is None:
+            return
+        try:
+            store.log_failure(key, reason, trace_id=trace.trace_id, path=path, trace_hash=t_hash)
+        except Exception as exc:
+            raise store_down(exc) from None
+
+    async def attempt_stored(
+        trace: Trace, t_hash: str, path: str | None
+    ) -> tuple[Status, R | None, str | None]:
         nonlocal unreachable_streak
         job: asyncio.Future[R] | None = None
         try:
@@ -315,9 +369,14 @@ async def run_per_trace(
                 return "duplicate", None, "the same trace appears earlier in this run"
             seen.add(t_hash)
             if store is not None:
-                hit = store.get_result(trace, t_hash, key)
+                try:
+                    hit = store.get_result(trace, t_hash, key)
+                except Exception as exc:
+                    raise store_down(exc) from None
                 if hit is not None:
                     return "cached", hit, None
+            if store_error is not None:
+                raise _StoreDown()
             if stop is not None:
                 return "not_done", None, stop.message
             job = asyncio.ensure_future(work(trace))
@@ -327,15 +386,25 @@ async def run_per_trace(
             finally:
                 running.discard(job)
             if store is not None:
-                store.put_result(trace, t_hash, key, result)
+                try:
+                    store.put_result(trace, t_hash, key, result)
+                except Exception as exc:
+                    raise store_down(exc) from None
+        except _StoreDown:
+            raise
         except asyncio.CancelledError:
-            if stop is None or job not in halted:
+            if job not in halted:
                 raise  # the run itself was cancelled
-            return "not_done", None, stop.message  # cancelled by the breaker
+            if store_error is not None:
+                raise _StoreDown() from None
+            return "not_done", None, stop.message if stop is not None else None  # cancelled by the breaker
         except BudgetExceeded as exc:
             if stop is None:
                 halt(Stop("budget", _stop_message("budget", exc, 0), trace.trace_id))
             return "not_done", None, f"budget reached: {exc}"
+        except StoreError as exc:
+            # raised inside the work (the judge's response cache or call log): the store is broken
+            raise store_down(exc) from None
         except Exception as exc:
             kind = breaker_kind(exc)
             if kind is not None and stop is not None:
@@ -346,14 +415,13 @@ async def run_per_trace(
                 halt(Stop(kind, message, trace.trace_id))
                 return "not_done", None, message
             reason = _reason(exc)
-            if store is not None:
-                store.log_failure(key, reason, trace_id=trace.trace_id, path=path, trace_hash=t_hash)
-            if kind != "unreachable":
+            log_failure(reason, trace, path, t_hash)
+            if kind != "unreachable" and kind != "unavailable":
                 unreachable_streak = 0
                 return "failed", None, reason
             unreachable_streak += 1
             if unreachable_streak >= max(1, unreachable_after) and stop is None:
-                halt(Stop("unreachable", _stop_message(kind, exc, unreachable_streak), trace.trace_id))
+                halt(Stop(kind, _stop_message(kind, exc, unreachable_streak), trace.trace_id))
             return "failed", None, reason
         unreachable_streak = 0
         return "done", result, None
@@ -376,6 +444,9 @@ async def run_per_trace(
             # after a stop every trace still goes to one(): stored ones are answered from the
             # store, only the others are listed as not done
             await slots.acquire()
+            if store_error is not None:
+                slots.release()
+                break  # nothing more can be kept: stop reading traces
             task = asyncio.create_task(one(index, trace))
             tasks.add(task)
             task.add_done_callback(release)
@@ -383,6 +454,8 @@ async def run_per_trace(
     finally:
         if tasks:
             await asyncio.gather(*tasks)
+    if store_error is not None:
+        raise store_error
     outcomes.sort(key=lambda o: o.index)
     return RunResult(key=key, progress=prog, outcomes=outcomes, stop=stop)
 

@@ -25,8 +25,10 @@ Schema changes are append-only migrations (``_MIGRATIONS``); a shipped one is ne
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import os
 import secrets
 import sqlite3
 import threading
@@ -39,12 +41,66 @@ from typing import Any
 
 from mastkit.annotate.model import Annotation, AnnotatorConfig
 from mastkit.attribute.model import Attribution
-from mastkit.errors import MastkitError, MissingDependencyError
+from mastkit.errors import MissingDependencyError, StoreError
 from mastkit.traces.model import Trace
 
+DEFAULT_TIMEOUT_S = 30.0
+"""Seconds a write waits for another process's lock on the file before giving up."""
 
-class StoreError(MastkitError):
-    """The store file cannot be opened or written."""
+TIMEOUT_ENV = "MASTKIT_DB_TIMEOUT"
+"""Environment variable overriding :data:`DEFAULT_TIMEOUT_S` (seconds)."""
+
+
+def _default_timeout() -> float:
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        raise StoreError(f"{TIMEOUT_ENV}={raw!r}: expected a number of seconds") from None
+    if value < 0:
+        raise StoreError(f"{TIMEOUT_ENV}={raw!r}: expected a number of seconds >= 0")
+    return value
+
+
+def _explain(path: str, exc: sqlite3.Error, timeout: float) -> StoreError:
+    """A :class:`StoreError` saying in plain words what went wrong with the file and what to do.
+
+    SQLite's own message ("attempt to write a readonly database", "database or disk is full",
+    "database is locked") is kept in brackets; the error code picks the advice.
+    """
+    code = str(getattr(exc, "sqlite_errorname", "") or "")
+    text = str(exc)
+    name = Path(path).name
+    if code.startswith("SQLITE_READONLY") or "readonly" in text:
+        why = (
+            f"cannot write the store {path}: it is read-only [{text}]. Check the permissions of the file "
+            f"and of its folder (SQLite also writes {name}-wal and {name}-shm next to it), or pick "
+            "another file with --db"
+        )
+    elif code.startswith("SQLITE_FULL") or "disk is full" in text:
+        why = (
+            f"cannot write the store {path}: the disk is full [{text}]. Free some space and run again: "
+            "what was stored is kept and is not redone"
+        )
+    elif code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
+        why = (
+            f"the store {path} is locked by another process; gave up after waiting {timeout:g} s [{text}]. "
+            f"Run again when it is done, or set {TIMEOUT_ENV} (seconds) to wait longer"
+        )
+    elif code.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+        why = (
+            f"cannot open the store {path} [{text}]: does its folder exist, and may this user create "
+            "files in it?"
+        )
+    elif code.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
+        why = f"{path} is not a mastkit store, or it is damaged [{text}]"
+    elif code.startswith("SQLITE_IOERR"):
+        why = f"cannot read or write the store {path}: input/output error [{text}]; is the disk full or failing?"
+    else:
+        why = f"store {path}: {text}"
+    return StoreError(why)
 
 
 def trace_hash(trace: Trace) -> str:
@@ -210,19 +266,35 @@ class CachedResponse:
 class Store:
     """A mastkit database file. Safe to share between threads (one lock) and processes (WAL)."""
 
-    def __init__(self, path: str | Path = "mastkit.db") -> None:
+    def __init__(self, path: str | Path = "mastkit.db", *, timeout: float | None = None) -> None:
+        """Open (or create) the store at ``path``.
+
+        ``timeout``: seconds a write waits while another process holds the file's write lock
+        (default: ``MASTKIT_DB_TIMEOUT`` or 30). Past it, and whenever the file cannot be
+        written (read-only, disk full), the store raises :class:`StoreError` with what to do.
+        """
         self.path = str(path)
+        self.timeout = _default_timeout() if timeout is None else max(0.0, timeout)
         try:
-            self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            self._db = sqlite3.connect(
+                self.path, timeout=self.timeout, check_same_thread=False, isolation_level=None
+            )
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open store {self.path}: {exc}") from None
+            raise _explain(self.path, exc, self.timeout) from None
         self._lock = threading.RLock()
         self._fence: bytes | None = None
-        self._db.execute("PRAGMA busy_timeout = 30000")
-        if self.path != ":memory:":
-            self._retry_locked(lambda: self._db.execute("PRAGMA journal_mode = WAL"))
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._migrate()
+        try:
+            self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            if self.path != ":memory:":
+                self._retry_locked(lambda: self._db.execute("PRAGMA journal_mode = WAL"), self.timeout)
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise _explain(self.path, exc, self.timeout) from None
+        except BaseException:
+            self._db.close()
+            raise
 
     @classmethod
     def memory(cls) -> Store:
@@ -252,7 +324,7 @@ class Store:
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() + delay > deadline:
-                    raise StoreError(f"cannot open store {self.path}: {exc}") from None
+                    raise
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
 
@@ -279,25 +351,39 @@ class Store:
                         )
                     self._db.execute("COMMIT")
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    self._rollback()
                     raise
 
-    def _tx(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                out = fn(self._db)
-                self._db.execute("COMMIT")
-                return out
-            except BaseException:
+    def _rollback(self) -> None:
+        """Roll back the open transaction, if SQLite has not already done so itself (it does on
+        some errors, e.g. a full disk; a second ROLLBACK would then hide the real error)."""
+        if self._db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):  # the error being raised says more than this one
                 self._db.execute("ROLLBACK")
-                raise
+
+    def _tx(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``fn`` in one write transaction; SQLite errors become a :class:`StoreError`."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    out = fn(self._db)
+                    self._db.execute("COMMIT")
+                    return out
+                except BaseException:
+                    self._rollback()
+                    raise
+            except sqlite3.Error as exc:
+                raise _explain(self.path, exc, self.timeout) from None
 
     def _query(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
-            cur = self._db.execute(sql, tuple(params))
-            cur.row_factory = sqlite3.Row
-            return cur.fetchall()
+            try:
+                cur = self._db.execute(sql, tuple(params))
+                cur.row_factory = sqlite3.Row
+                return cur.fetchall()
+            except sqlite3.Error as exc:
+                raise _explain(self.path, exc, self.timeout) from None
 
     # -- runs and traces -----------------------------------------------------------------
 
@@ -482,6 +568,19 @@ class Store:
             params = (config_hash,)
         rows = self._query(sql + " ORDER BY a.trace_id, path, a.trace_hash, a.config_hash", params)
         return [StoredAnnotation(r[0], r[1], r[3], Annotation.model_validate_json(r[2])) for r in rows]
+
+    def verdict_counts(self, config_hash: str) -> dict[str, dict[str, int]]:
+        """Mode code -> verdict -> how many of the run's latest annotations (see :func:`_latest`)
+        give it; counted in SQL, so a run of millions of traces is summed without loading them."""
+        rows = self._query(
+            f"WITH {_LATEST_ANNOTATIONS} SELECT v.code, v.verdict, COUNT(*) FROM latest l "
+            "JOIN verdicts v USING (trace_hash, config_hash) WHERE l.config_hash = ? GROUP BY v.code, v.verdict",
+            (config_hash,),
+        )
+        counts: dict[str, dict[str, int]] = {}
+        for code, verdict, n in rows:
+            counts.setdefault(str(code), {})[str(verdict)] = int(n)
+        return counts
 
     def annotations(self, config_hash: str | None = None) -> Iterator[Annotation]:
         """Stored annotations (the latest of each trace per run, see :meth:`annotation_records`),
