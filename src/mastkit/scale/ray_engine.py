@@ -124,6 +124,8 @@ class _Worker:
         self.cache = BufferCache(secret)
         self.job: WorkerJob = job(self.cache)
         self.concurrency = concurrency
+        self.loop = asyncio.new_event_loop()
+        """One event loop for every batch: the provider's HTTP connections are kept."""
         target = self.job.target
         if target is not None and budget is not None:
             target.budget = _BudgetProxy(budget)
@@ -131,7 +133,7 @@ class _Worker:
             pace_provider(target.provider, _RayPacer(pacer))
 
     def run(self, traces: list[Trace]) -> tuple[list[tuple[bool, Any]], list[tuple[str, dict[str, Any]]]]:
-        results = run_batch(self.job, traces, concurrency=self.concurrency)
+        results = run_batch(self.job, traces, concurrency=self.concurrency, loop=self.loop)
         return results, self.cache.drain()
 
 
@@ -151,6 +153,8 @@ class _Dispatcher:
         self.pending: list[tuple[Trace, asyncio.Future[tuple[bool, Any]]]] = []
         self.timer: asyncio.TimerHandle | None = None
         self.collectors: set[asyncio.Task[None]] = set()
+        self.sent: dict[asyncio.Future[tuple[bool, Any]], tuple[Any, list[asyncio.Future[Any]]]] = {}
+        """A sent trace's future -> its batch's object ref and futures."""
 
     async def submit(self, trace: Trace) -> Any:
         loop = asyncio.get_running_loop()
@@ -160,7 +164,11 @@ class _Dispatcher:
             self.flush()
         elif self.timer is None:
             self.timer = loop.call_later(self.flush_s, self.flush)
-        ok, value = await fut
+        try:
+            ok, value = await fut
+        except asyncio.CancelledError:
+            self._abandon(fut)
+            raise
         if not ok:
             raise value
         return value
@@ -169,12 +177,16 @@ class _Dispatcher:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        batch, self.pending = self.pending, []
+        batch = [(t, f) for t, f in self.pending if not f.done()]
+        self.pending = []
         if not batch:
             return
         i = min(range(len(self.workers)), key=self.busy.__getitem__)
         self.busy[i] += 1
         ref = self.workers[i].run.remote([t for t, _ in batch])
+        entry = (ref, [f for _, f in batch])
+        for _, f in batch:
+            self.sent[f] = entry
         task = asyncio.ensure_future(self._collect(i, ref, batch))
         self.collectors.add(task)
         task.add_done_callback(self.collectors.discard)
@@ -192,11 +204,20 @@ class _Dispatcher:
             return
         finally:
             self.busy[i] -= 1
+            for _, f in batch:
+                self.sent.pop(f, None)
         if self.store is not None:
             replay_rows(self.store, rows)
         for (_, fut), result in zip(batch, results, strict=True):
             if not fut.done():
                 fut.set_result(result)
+
+    def _abandon(self, fut: asyncio.Future[Any]) -> None:
+        """A trace's call was cancelled (the run stopped): when no call waits for its batch any
+        more, the batch is cancelled too (dropped if still queued on the worker)."""
+        entry = self.sent.get(fut)
+        if entry is not None and all(f.done() for f in entry[1]):
+            ray.cancel(entry[0])
 
     async def aclose(self) -> None:
         self.flush()

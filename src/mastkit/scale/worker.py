@@ -86,10 +86,16 @@ class LocalPacer:
 
 def pace_provider(provider: Any, pacer: Pacer) -> None:
     """Make every ``provider.complete`` wait for ``pacer`` first (once per request; the
-    provider's own retries of that request are not paced again)."""
+    provider's own retries of that request are not paced again).
+
+    The provider's HTTP client for the running event loop is made before the wait, so a
+    request leaves when its slot comes rather than after setting up a client."""
     complete = provider.complete
+    make_client = getattr(provider, "_client", None)
 
     async def paced(req: Any) -> Any:
+        if callable(make_client):
+            make_client()
         await pacer.wait()
         return await complete(req)
 
@@ -224,10 +230,19 @@ def _sendable(exc: Exception) -> Exception:
     return exc
 
 
-def run_batch(job: WorkerJob, traces: Sequence[Trace], *, concurrency: int = 8) -> list[tuple[bool, Any]]:
-    """Run ``job`` on every trace, ``concurrency`` at once, on one event loop; per trace
-    ``(True, result)`` or ``(False, exception)``, in order. The job's ``aclose`` is awaited at
-    the end (its HTTP connections belong to this loop)."""
+def run_batch(
+    job: WorkerJob,
+    traces: Sequence[Trace],
+    *,
+    concurrency: int = 8,
+    loop: asyncio.AbstractEventLoop | None = None,
+) -> list[tuple[bool, Any]]:
+    """Run ``job`` on every trace, ``concurrency`` at once; per trace ``(True, result)`` or
+    ``(False, exception)``, in order.
+
+    On ``loop`` (a worker's own loop, kept from batch to batch with its HTTP connections) when
+    given; otherwise on a new loop, after which the job's ``aclose`` is awaited (its connections
+    belong to that loop)."""
 
     async def go() -> list[tuple[bool, Any]]:
         slots = asyncio.Semaphore(max(1, concurrency))
@@ -239,10 +254,16 @@ def run_batch(job: WorkerJob, traces: Sequence[Trace], *, concurrency: int = 8) 
                 except Exception as exc:
                     return False, _sendable(exc)
 
+        return list(await asyncio.gather(*(one(t) for t in traces)))
+
+    if loop is not None:
+        return loop.run_until_complete(go())
+
+    async def once() -> list[tuple[bool, Any]]:
         try:
-            return list(await asyncio.gather(*(one(t) for t in traces)))
+            return await go()
         finally:
             if job.aclose is not None:
                 await job.aclose()
 
-    return run_sync(go())
+    return run_sync(once())
