@@ -81,3 +81,16 @@ def test_annotate_shards_on_the_cli_cover_the_input_once(tmp_path: Path) -> None
     bad = CliRunner().invoke(app, ["annotate", str(src), "--db", str(tmp_path / "x.db"), "--shard", "3/3"])
     assert bad.exit_code == 2
     assert "i/N" in bad.output
+
+
+def test_ray_is_imported_only_by_the_ray_engine() -> None:
+    """``annotate``/``attribute`` and :mod:`mastkit.scale` start without Ray (it takes seconds)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, mastkit.cli.main, mastkit.cli.annotate, mastkit.cli.attribute, mastkit.scale;"
+        "print('ray' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
