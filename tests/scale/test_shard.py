@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.annotate._judgekit import simple_trace
@@ -94,3 +95,41 @@ def test_ray_is_imported_only_by_the_ray_engine() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_shard_stores_merge_into_the_store_of_one_run(tmp_path: Path) -> None:
+    from mastkit.cli.main import app
+    from mastkit.scale.merge import main as merge_main
+    from mastkit.scale.merge import merge_stores
+
+    src = tmp_path / "traces"
+    src.mkdir()
+    for t in _traces(20):
+        (src / f"{t.trace_id}.json").write_bytes(to_json(t))
+
+    def run(db: Path, *extra: str) -> None:
+        for verb in ("annotate", "attribute"):
+            result = CliRunner().invoke(app, [verb, str(src), "--db", str(db), *extra])
+            assert result.exit_code == 0, result.output
+
+    run(tmp_path / "whole.db")
+    shards = [tmp_path / f"shard-{i}.db" for i in range(3)]
+    for i, db in enumerate(shards):
+        run(db, "--shard", f"{i}/3")
+    merged = tmp_path / "merged.db"
+    added = merge_stores(merged, shards)
+    assert added["annotations"] == 20 and added["trace_bodies"] == 20
+    assert merge_stores(merged, shards[:1])["annotations"] == 0  # no result twice
+
+    def content(path: Path) -> tuple[Any, ...]:
+        with Store(path) as s:
+            anns = sorted((a.trace_id, a.model_dump_json(exclude={"created_at"})) for a in s.annotations())
+            return (
+                anns,
+                s.attributions(),
+                sorted(t["trace_id"] for t in s.traces()),
+                s.runs()[0]["config_hash"],
+            )
+
+    assert content(merged) == content(tmp_path / "whole.db")
+    assert merge_main([str(tmp_path / "x.db"), str(tmp_path / "absent.db")]) == 2
