@@ -80,11 +80,10 @@ def _copy(db: sqlite3.Connection) -> dict[str, int]:
         added[table] = db.total_changes - before
 
     for table in _BY_CONTENT:
-        cols = ", ".join(_columns(db, table))
-        run(table, f"INSERT OR IGNORE INTO main.{table} ({cols}) SELECT {cols} FROM src.{table}")
+        every = ", ".join(_columns(db, table))
+        run(table, f"INSERT OR IGNORE INTO main.{table} ({every}) SELECT {every} FROM src.{table}")
     # versions: the source's upsert order kept, after everything the target already holds
-    cols = [c for c in _columns(db, "trace_versions") if c != "seq"]
-    names = ", ".join(cols)
+    names = ", ".join(c for c in _columns(db, "trace_versions") if c != "seq")
     offset = db.execute("SELECT COALESCE(MAX(seq), 0) FROM main.trace_versions").fetchone()[0]
     run(
         "trace_versions",
@@ -92,8 +91,8 @@ def _copy(db: sqlite3.Connection) -> dict[str, int]:
         f"SELECT {names}, seq + {int(offset)} FROM src.trace_versions ORDER BY seq",
     )
     for table in _LOGS:
-        cols = ", ".join(c for c in _columns(db, table) if c != "id")
-        run(table, f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM src.{table} ORDER BY id")
+        logged = ", ".join(c for c in _columns(db, table) if c != "id")
+        run(table, f"INSERT INTO main.{table} ({logged}) SELECT {logged} FROM src.{table} ORDER BY id")
     return added
 
 
