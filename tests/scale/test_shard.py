@@ -36,11 +36,12 @@ def test_shards_cover_every_trace_exactly_once(count: int) -> None:
 def test_the_shard_is_chosen_by_content_not_by_id_or_path() -> None:
     t = simple_trace("same", ["a", "b"])
     moved = t.model_copy(update={"source_paths": ["/elsewhere/run.json"]})
-    renamed = simple_trace("other", ["a", "b"])
     for count in (2, 5, 11):
-        assert shard_of(trace_hash(moved), count) == shard_of(trace_hash(t), count)
-    # the id is part of the content, so a renamed trace may move: what matters is the hash
-    assert {shard_of(trace_hash(renamed), 64), shard_of(trace_hash(t), 64)} <= set(range(64))
+        assert Shard(shard_of(trace_hash(t), count), count).holds(moved)
+    # versions of one trace id (edited content) spread over the shards like any other traces
+    versions = [simple_trace("same", [f"version {i}", "b"]) for i in range(40)]
+    assert {shard_of(trace_hash(v), 2) for v in versions} == {0, 1}
+    assert sum(Shard(0, 2).holds(v) for v in versions) not in (0, 40)
 
 
 def test_shard_numbers_are_fixed() -> None:
