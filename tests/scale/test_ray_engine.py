@@ -6,6 +6,7 @@ One local cluster (2 CPUs, no dashboard) for the whole module; skipped when Ray 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -114,14 +115,19 @@ def _seeded(tmp_path: Path, name: str) -> Store:
 
 
 def _annotate_both(
-    tmp_path: Path, traces: list[Trace], kind: str, settings: dict[str, Any], **engine: Any
+    tmp_path: Path,
+    traces: list[Trace],
+    kind: str,
+    settings: dict[str, Any],
+    in_flight: int | None = None,
+    **engine: Any,
 ) -> tuple[RunReport, RunReport, Store, Store]:
     local, remote = _seeded(tmp_path, "local.db"), _seeded(tmp_path, "ray.db")
     ann = make_annotator(kind, cache=local, **settings)  # type: ignore[arg-type]
     r_local = annotate(traces, ann, store=local)
     with _engine(**engine) as eng:
         proxy = eng.annotator(AnnotateJob(kind, settings), config=ann.config, store=remote)
-        r_ray = annotate(traces, proxy, store=remote, concurrency=eng.in_flight)
+        r_ray = annotate(traces, proxy, store=remote, concurrency=in_flight or eng.in_flight)
     return r_local, r_ray, local, remote
 
 
@@ -186,16 +192,18 @@ def test_failures_are_recorded_as_locally_and_retried_next_run(tmp_path: Path) -
 
 def test_a_rejected_key_stops_the_run_as_locally(tmp_path: Path) -> None:
     traces = _traces(40)
-    with FakeLLMServer(handler=_reply, api_key="the-right-key") as srv:
+    rejected = dataclasses.replace(Reply.error(401, "invalid api key"), delay_s=0.05)
+    with FakeLLMServer(handler=lambda _: rejected) as srv:
+        # all 40 traces sent at once: 20 batches of 2 queued on one worker
         r_local, r_ray, local, remote = _annotate_both(
-            tmp_path, traces, "llm", _llm_settings(srv), batch_size=2
+            tmp_path, traces, "llm", _llm_settings(srv), in_flight=40, batch_size=2
         )
         n_requests = len(srv.chat_requests)
     for r in (r_local, r_ray):
         assert r.stop is not None and r.stop.kind == "auth"
         assert r.progress.failed == 0 and r.progress.done == 0
         assert r.progress.not_done == 40
-    assert n_requests < 40  # the stop spared most traces (queued batches are dropped)
+    assert n_requests < 8 + 20  # local: at most its 8 in flight; Ray: the queued batches were dropped
     assert [e[:2] for e in _stored(remote)["errors"]] == [e[:2] for e in _stored(local)["errors"]]
 
 

@@ -20,6 +20,7 @@ This is the only module that imports Ray (``pip install 'mastkit[ray]'``).
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -117,13 +118,22 @@ class _BudgetProxy:
         self.actor.release.remote(reservation)
 
 
+class _Dropped(Exception):
+    """A batch nobody waited for any more (the run stopped), skipped by its worker."""
+
+
 class _Worker:
-    """One worker process: builds the job once, then runs batch after batch."""
+    """One worker process: builds the job once, then runs batch after batch (one at a time).
+
+    :meth:`drop` runs in its own concurrency group, so it is heard while a batch runs: a batch
+    dropped before its turn is skipped (``ray.cancel`` does not stop an actor task already
+    queued on the worker)."""
 
     def __init__(self, job: Any, secret: bytes, pacer: Any, budget: Any, concurrency: int) -> None:
         self.cache = BufferCache(secret)
         self.job: WorkerJob = job(self.cache)
         self.concurrency = concurrency
+        self.dropped: set[int] = set()
         self.loop = asyncio.new_event_loop()
         """One event loop for every batch: the provider's HTTP connections are kept."""
         target = self.job.target
@@ -132,9 +142,18 @@ class _Worker:
         if target is not None and pacer is not None:
             pace_provider(target.provider, _RayPacer(pacer))
 
-    def run(self, traces: list[Trace]) -> tuple[list[tuple[bool, Any]], list[tuple[str, dict[str, Any]]]]:
+    def run(
+        self, batch_id: int, traces: list[Trace]
+    ) -> tuple[list[tuple[bool, Any]], list[tuple[str, dict[str, Any]]]]:
+        if batch_id in self.dropped:
+            self.dropped.discard(batch_id)
+            return [(False, _Dropped())] * len(traces), []
         results = run_batch(self.job, traces, concurrency=self.concurrency, loop=self.loop)
         return results, self.cache.drain()
+
+    @ray.method(concurrency_group="control")
+    def drop(self, batch_id: int) -> None:
+        self.dropped.add(batch_id)
 
 
 # -- the driver side ----------------------------------------------------------------------------
@@ -153,8 +172,9 @@ class _Dispatcher:
         self.pending: list[tuple[Trace, asyncio.Future[tuple[bool, Any]]]] = []
         self.timer: asyncio.TimerHandle | None = None
         self.collectors: set[asyncio.Task[None]] = set()
-        self.sent: dict[asyncio.Future[tuple[bool, Any]], tuple[Any, list[asyncio.Future[Any]]]] = {}
-        """A sent trace's future -> its batch's object ref and futures."""
+        self.sent: dict[asyncio.Future[tuple[bool, Any]], tuple[int, int, list[asyncio.Future[Any]]]] = {}
+        """A sent trace's future -> its batch's id, worker and futures."""
+        self.batch_ids = itertools.count()
 
     async def submit(self, trace: Trace) -> Any:
         loop = asyncio.get_running_loop()
@@ -183,8 +203,9 @@ class _Dispatcher:
             return
         i = min(range(len(self.workers)), key=self.busy.__getitem__)
         self.busy[i] += 1
-        ref = self.workers[i].run.remote([t for t, _ in batch])
-        entry = (ref, [f for _, f in batch])
+        batch_id = next(self.batch_ids)
+        ref = self.workers[i].run.remote(batch_id, [t for t, _ in batch])
+        entry = (batch_id, i, [f for _, f in batch])
         for _, f in batch:
             self.sent[f] = entry
         task = asyncio.ensure_future(self._collect(i, ref, batch))
@@ -214,10 +235,11 @@ class _Dispatcher:
 
     def _abandon(self, fut: asyncio.Future[Any]) -> None:
         """A trace's call was cancelled (the run stopped): when no call waits for its batch any
-        more, the batch is cancelled too (dropped if still queued on the worker)."""
+        more, its worker is told to skip it if it has not started it yet."""
         entry = self.sent.get(fut)
-        if entry is not None and all(f.done() for f in entry[1]):
-            ray.cancel(entry[0])
+        if entry is not None and all(f.done() for f in entry[2]):
+            batch_id, i, _ = entry
+            self.workers[i].drop.remote(batch_id)
 
     async def aclose(self) -> None:
         self.flush()
@@ -324,7 +346,9 @@ class RayEngine:
                 max_usd, budget.total_usd, budget.spent_before
             )
             self._actors.append(budget_actor)
-        worker_cls = ray.remote(num_cpus=self.worker_cpus, max_restarts=3)(_Worker)
+        # (the stubs of ray.remote do not list concurrency_groups)
+        options: dict[str, Any] = {"concurrency_groups": {"control": 1}}
+        worker_cls = ray.remote(num_cpus=self.worker_cpus, max_restarts=3, **options)(_Worker)
         workers = [
             worker_cls.remote(job, secret, self.pacer, budget_actor, self.concurrency)
             for _ in range(self.workers)
