@@ -82,11 +82,12 @@ def test_compiled_bench_runs(tmp_path: Path) -> None:
 def test_scale_bench_traces_are_valid_and_distinct() -> None:
     """bench/scale.py's synthetic traces: valid, all different (so none is a cached repeat), and
     the rule annotator finds something in them (the timed run is not; it needs Ray)."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        import scale  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(BENCH))
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_scale", BENCH / "scale.py")
+    assert spec is not None and spec.loader is not None
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
     from mastkit.annotate import annotate
     from mastkit.annotate.factory import make_annotator
 
