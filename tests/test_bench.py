@@ -77,3 +77,26 @@ def test_compiled_bench_runs(tmp_path: Path) -> None:
         "--synthetic-mb", "1", "--shared", str(tmp_path / "absent"),
     )  # fmt: skip
     assert "synthetic chat JSONL" in text and "compiled / pure" in text
+
+
+def test_scale_bench_traces_are_valid_and_distinct() -> None:
+    """bench/scale.py's synthetic traces: valid, all different (so none is a cached repeat), and
+    the rule annotator finds something in them (the timed run is not; it needs Ray)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_scale", BENCH / "scale.py")
+    assert spec is not None and spec.loader is not None
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    from mastkit.annotate import annotate
+    from mastkit.annotate.factory import make_annotator
+
+    traces = list(scale.traces(200))
+    from mastkit.traces.model import Trace
+
+    for t in traces[:20]:  # through JSON and back, every field checked
+        assert Trace.model_validate_json(t.model_dump_json()).content_hash() == t.content_hash()
+    assert len({t.content_hash() for t in traces}) == 200
+    report = annotate(traces, make_annotator("rules"))
+    assert report.progress.done == 200
+    assert any(a.present() for a in report.annotations)

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     # 3: results and statistics
     "store": 3,
     "analyze": 3,
+    "scale": 3,  # runs over shards and Ray workers: the per-trace features and the store
     # 4: what is built on results
     "report": 4,
     "export": 4,

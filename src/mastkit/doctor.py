@@ -41,7 +41,7 @@ WAL_WARN_BYTES = 256 * 1024 * 1024
 """A write-ahead log above this size is reported: readers held open keep it from being checkpointed."""
 
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-EXTRAS = {"anthropic": "anthropic", "pyarrow": "parquet"}
+EXTRAS = {"anthropic": "anthropic", "pyarrow": "parquet", "ray": "ray"}
 """Optional packages and the mastkit extra that installs each."""
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 

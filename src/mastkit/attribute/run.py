@@ -94,6 +94,26 @@ class _AttributionStore:
             )
 
 
+async def attribute_one(
+    trace: Trace, method: str, *, judge: Any = None, with_ground_truth: bool = False
+) -> Attribution:
+    """One trace's attribution by ``method``: the rules, or the judge's ``aattribute`` (its
+    synchronous ``attribute`` off the event loop when it has no async one).
+
+    With the ``rules`` method the rules run here, unless the judge says it runs them itself
+    (``runs_rules`` True: the Ray engine's judge, which sends the trace to a worker).
+    """
+    gt = trace.outcome.ground_truth if with_ground_truth and trace.outcome is not None else None
+    if method == "rules" and not getattr(judge, "runs_rules", False):
+        return attribute_by_rules(trace, ground_truth=gt)
+    aattribute = getattr(judge, "aattribute", None)
+    if aattribute is not None:
+        result: Attribution = await aattribute(trace, method=method, ground_truth=gt)
+        return result
+    # a judge with only a synchronous attribute(): off the event loop
+    return cast(Attribution, await asyncio.to_thread(judge.attribute, trace, method=method, ground_truth=gt))
+
+
 def attribute(
     traces: Iterable[Trace],
     method: str = "rules",
@@ -130,7 +150,7 @@ def attribute(
         "with_ground_truth": with_ground_truth,
         "version": RULE_ATTRIBUTOR_VERSION if method == "rules" else getattr(judge, "version", "llm"),
     }
-    if judge is not None:
+    if judge is not None and method != "rules":
         options["model"] = getattr(judge, "model_id", None)
     mh = method_hash(method, options)
     report = AttributionReport(method=method, method_hash=mh)
@@ -143,15 +163,7 @@ def attribute(
             yield t
 
     async def work(t: Trace) -> Attribution:
-        gt = t.outcome.ground_truth if with_ground_truth and t.outcome is not None else None
-        if method == "rules":
-            return attribute_by_rules(t, ground_truth=gt)
-        aattribute = getattr(judge, "aattribute", None)
-        if aattribute is not None:
-            result: Attribution = await aattribute(t, method=method, ground_truth=gt)
-            return result
-        # a judge with only a synchronous attribute(): off the event loop
-        return cast(Attribution, await asyncio.to_thread(judge.attribute, t, method=method, ground_truth=gt))
+        return await attribute_one(t, method, judge=judge, with_ground_truth=with_ground_truth)
 
     run = run_per_trace_sync(
         failed_runs(),

@@ -32,7 +32,21 @@ from mastkit.cli._cost import (
     load_all,
     preflight_annotate,
 )
+from mastkit.cli._scale import (
+    AddressOpt,
+    BatchSizeOpt,
+    Engine,
+    EngineOpt,
+    RpmOpt,
+    ShardOpt,
+    WorkersOpt,
+    open_engine,
+    pace_locally,
+    shard_option,
+)
 from mastkit.errors import MastkitError, TraceLoadError
+from mastkit.scale.shard import in_shard
+from mastkit.scale.worker import AnnotateJob
 from mastkit.store import Store
 from mastkit.traces.load import load_traces
 from mastkit.traces.model import Trace
@@ -112,6 +126,12 @@ def annotate_cmd(
     assume_price: AssumePriceOpt = None,
     confirm_above: ConfirmAboveOpt = 1.0,
     yes: YesOpt = False,
+    engine: EngineOpt = Engine.local,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    batch_size: BatchSizeOpt = 64,
+    rpm: RpmOpt = None,
+    shard: ShardOpt = None,
 ) -> None:
     """Annotate traces with failure modes (MAST by default) and store the results.
 
@@ -121,32 +141,40 @@ def annotate_cmd(
 
     Exit codes: 0 every trace annotated or answered from the store; 1 some traces failed,
     were unreadable or not done (budget or early stop); 2 bad usage; 3 nothing annotated.
+
+    Bigger runs: --engine ray sends the work to a Ray cluster (results, resume and exit codes as
+    here); --shard i/N keeps one job's share of the traces (docs/scale.md).
     """
     load_errors: list[TraceLoadError] = []
+    only = shard_option(shard)
+    # the settings a Ray worker builds the same annotator from (the store and budget stay here)
+    settings = {
+        "taxonomy": taxonomy,
+        "model": model,
+        "base_url": base_url,
+        "price_in": price_in,
+        "price_out": price_out,
+        "assume_price": assume_price,
+        "samples": samples,
+        "examples": examples,
+        "redact": redact,
+        "concurrency": concurrency,
+        "prices": prices,
+        "structured_output": structured_output,
+        "window_tokens": window_tokens,
+        "max_windows": max_windows,
+        "max_event_chars": max_event_chars,
+        "timeout": timeout,
+        "provider_options": provider_options(max_attempts),
+    }
     with Store(db) as store:
         try:
             ann = make_annotator(
                 cast(AnnotatorKind, annotator),
-                taxonomy=taxonomy,
-                model=model,
-                base_url=base_url,
                 cache=store,
                 budget_usd=budget,
                 budget_total_usd=budget_total,
-                price_in=price_in,
-                price_out=price_out,
-                assume_price=assume_price,
-                samples=samples,
-                examples=examples,
-                redact=redact,
-                concurrency=concurrency,
-                prices=prices,
-                structured_output=structured_output,
-                window_tokens=window_tokens,
-                max_windows=max_windows,
-                max_event_chars=max_event_chars,
-                timeout=timeout,
-                provider_options=provider_options(max_attempts),
+                **settings,  # type: ignore[arg-type]
             )
         except MastkitError as exc:
             err.print(Text("error: ", style="bold red") + Text(str(exc)))
@@ -157,18 +185,38 @@ def annotate_cmd(
             store.log_error("load", e.reason, path=e.path, config_hash=ann.config.config_hash())
             err.print(Text("unreadable: ", style="red") + Text(str(e)))
 
-        traces: Iterable[Trace] = load_traces(paths, format=format, on_error=on_load_error)
+        traces: Iterable[Trace] = in_shard(load_traces(paths, format=format, on_error=on_load_error), only)
         if annotator != "rules":  # estimate the cost first (the traces are read once, into a list)
-            traces = load_all(paths, format=format, on_error=on_load_error)
+            traces = list(in_shard(load_all(paths, format=format, on_error=on_load_error), only))
             preflight_annotate(
                 traces, ann, store, budget_total=budget_total, confirm_above=confirm_above, yes=yes
             )
-        with RunProgressBar("annotating", total=len(traces) if isinstance(traces, list) else None) as bar:
+        with (
+            open_engine(
+                engine,
+                address=address,
+                workers=workers,
+                batch_size=batch_size,
+                concurrency=concurrency,
+                rpm=rpm,
+            ) as cluster,
+            RunProgressBar("annotating", total=len(traces) if isinstance(traces, list) else None) as bar,
+        ):
+            runner = ann
+            in_flight = concurrency
+            if cluster is not None:
+                job = AnnotateJob(annotator, settings)
+                runner = cluster.annotator(
+                    job, config=ann.config, store=store, budget=getattr(ann, "budget", None)
+                )
+                in_flight = cluster.in_flight
+            else:
+                pace_locally(ann, rpm)
             report = annotate(
                 traces,
-                ann,
+                runner,
                 store=store,
-                concurrency=concurrency,
+                concurrency=in_flight,
                 total=len(traces) if isinstance(traces, list) else None,
                 on_progress=lambda p: bar.update(p, _extra(p, len(load_errors))),
                 keep=False,  # results are read back from the store: memory stays flat on big runs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -35,7 +35,21 @@ from mastkit.cli._cost import (
     load_all,
     preflight_attribute,
 )
+from mastkit.cli._scale import (
+    AddressOpt,
+    BatchSizeOpt,
+    Engine,
+    EngineOpt,
+    RpmOpt,
+    ShardOpt,
+    WorkersOpt,
+    open_engine,
+    pace_locally,
+    shard_option,
+)
 from mastkit.errors import MastkitError
+from mastkit.scale.shard import in_shard
+from mastkit.scale.worker import AttributeJob
 from mastkit.store import Store
 from mastkit.traces.load import load_traces
 from mastkit.traces.model import Trace
@@ -72,6 +86,12 @@ def attribute_cmd(
     timeout: ModelTimeoutOpt = 120.0,
     max_attempts: MaxAttemptsOpt = None,
     json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
+    engine: EngineOpt = Engine.local,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    batch_size: BatchSizeOpt = 64,
+    rpm: RpmOpt = None,
+    shard: ShardOpt = None,
 ) -> None:
     """Blame an agent and a decisive step for each failed trace; results go to the store.
 
@@ -81,8 +101,25 @@ def attribute_cmd(
 
     Exit codes: 0 every failed run attributed or answered from the store; 1 some traces failed,
     were unreadable or not done (budget or early stop); 2 bad usage; 3 nothing attributed.
+
+    Bigger runs: --engine ray sends the work to a Ray cluster (results, resume and exit codes as
+    here); --shard i/N keeps one job's share of the traces (docs/scale.md).
     """
     errors, on_error = error_printer()
+    only = shard_option(shard)
+    # the settings a Ray worker builds the same attributor from (the store and budget stay here)
+    settings = {
+        "base_url": base_url,
+        "prices": prices,
+        "price_in": price_in,
+        "price_out": price_out,
+        "assume_price": assume_price,
+        "hints": hints,
+        "counterfactual": counterfactual,
+        "samples": samples,
+        "timeout": timeout,
+        "provider_options": provider_options(max_attempts),
+    }
     if method != "rules" and not model:
         err.print(f"the {method} method needs --model provider:name")
         raise typer.Exit(2)
@@ -94,26 +131,17 @@ def attribute_cmd(
             try:
                 judge = LLMAttributor.from_spec(
                     model,
-                    base_url=base_url,
                     cache=store,
                     budget_usd=budget,
                     budget_total_usd=budget_total,
-                    prices=prices,
-                    price_in=price_in,
-                    price_out=price_out,
-                    assume_price=assume_price,
-                    hints=hints,
-                    counterfactual=counterfactual,
-                    samples=samples,
-                    timeout=timeout,
-                    provider_options=provider_options(max_attempts),
+                    **settings,  # type: ignore[arg-type]
                 )
             except MastkitError as exc:
                 err.print(Text("error: ", style="bold red") + Text(str(exc)))
                 raise typer.Exit(2) from None
-        traces: Iterable[Trace] = load_traces(paths, on_error=on_error)
+        traces: Iterable[Trace] = in_shard(load_traces(paths, on_error=on_error), only)
         if judge is not None:  # estimate the cost first (the traces are read once, into a list)
-            traces = load_all(paths, format=None, on_error=on_error)
+            traces = list(in_shard(load_all(paths, format=None, on_error=on_error), only))
             preflight_attribute(
                 traces,
                 judge,
@@ -124,14 +152,38 @@ def attribute_cmd(
                 confirm_above=confirm_above,
                 yes=yes,
             )
-        with RunProgressBar("attributing", total=len(traces) if isinstance(traces, list) else None) as bar:
+        with (
+            open_engine(
+                engine,
+                address=address,
+                workers=workers,
+                batch_size=batch_size,
+                concurrency=concurrency,
+                rpm=rpm,
+            ) as cluster,
+            RunProgressBar("attributing", total=len(traces) if isinstance(traces, list) else None) as bar,
+        ):
+            runner: Any = judge
+            in_flight = concurrency
+            if cluster is not None:
+                job = AttributeJob(method, with_ground_truth, model, settings if judge is not None else {})
+                runner = cluster.attributor(
+                    job,
+                    store=store,
+                    budget=getattr(judge, "budget", None),
+                    version=getattr(judge, "version", "llm"),
+                    model_id=getattr(judge, "model_id", None),
+                )
+                in_flight = cluster.in_flight
+            else:
+                pace_locally(judge, rpm)
             report = attribute(
                 traces,
                 method,
                 with_ground_truth=with_ground_truth,
                 store=store,
-                judge=judge,
-                concurrency=concurrency,
+                judge=runner,
+                concurrency=in_flight,
                 total=len(traces) if isinstance(traces, list) else None,
                 on_progress=bar.update,
             )
