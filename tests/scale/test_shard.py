@@ -134,3 +134,44 @@ def test_shard_stores_merge_into_the_store_of_one_run(tmp_path: Path) -> None:
 
     assert content(merged) == content(tmp_path / "whole.db")
     assert merge_main([str(tmp_path / "x.db"), str(tmp_path / "absent.db")]) == 2
+
+
+def test_merge_knows_every_table_of_the_store(tmp_path: Path) -> None:
+    """A table the store gains in a migration must be merged too, or shard merges lose it."""
+    import sqlite3
+
+    from mastkit.scale.merge import TABLES
+    from mastkit.store import Store
+
+    Store(tmp_path / "s.db").close()
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert names - {"sqlite_sequence"} == set(TABLES)
+
+
+def test_merge_keeps_verify_evaluations(tmp_path: Path) -> None:
+    from mastkit.scale.merge import merge_stores
+    from mastkit.store import Store
+
+    with Store(tmp_path / "a.db") as a:
+        a.put_verify_eval('{"results": [1]}', label="runs-a")
+    merge_stores(tmp_path / "all.db", [tmp_path / "a.db"])
+    with Store(tmp_path / "all.db") as merged:
+        latest = merged.latest_verify_eval()
+    assert latest is not None and latest["label"] == "runs-a" and latest["result_json"] == '{"results": [1]}'
+
+
+def test_merge_verb_merges_and_refuses_a_missing_source(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from mastkit.cli.main import app
+    from mastkit.store import Store
+
+    with Store(tmp_path / "a.db") as a:
+        a.put_verify_eval("{}", label="x")
+    runner = CliRunner()
+    ok = runner.invoke(app, ["merge", str(tmp_path / "all.db"), str(tmp_path / "a.db")])
+    assert ok.exit_code == 0, ok.output
+    assert "1 verify_evals added" in ok.output
+    bad = runner.invoke(app, ["merge", str(tmp_path / "all.db"), str(tmp_path / "nope.db")])
+    assert bad.exit_code == 2 and "no store at" in bad.output

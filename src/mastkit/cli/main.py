@@ -49,6 +49,7 @@ COMMANDS: dict[str, Verb] = {
     "learn": Verb("learn", "learn_cmd", "Learn a failure taxonomy from traces (ATLAS-style), with gates."),
     "taxonomy": Verb("taxonomy", "app", "Show, validate and compare taxonomies (mapping, Jaccard matrix)."),
     "experiment": Verb("experiment", "experiment_cmd", "Run an agent per task and arm; compare pass rates."),
+    "merge": Verb("merge", "merge_cmd", "Merge the stores of a sharded run (--shard i/N) into one."),
 }
 
 

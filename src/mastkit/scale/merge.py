@@ -19,12 +19,15 @@ from pathlib import Path
 from mastkit.errors import MastkitError
 from mastkit.store import Store
 
-__all__ = ["merge_stores"]
+__all__ = ["TABLES", "merge_stores"]
 
 _BY_CONTENT = ("runs", "trace_bodies", "annotations", "verdicts", "attributions", "responses")
 """Tables whose primary key says what the row is: a row already in the target is kept."""
-_LOGS = ("calls", "errors", "calibrations")
+_LOGS = ("calls", "errors", "calibrations", "verify_evals")
 """Append-only tables with an ``id`` the target numbers anew."""
+TABLES = (*_BY_CONTENT, "trace_versions", *_LOGS, "meta")
+"""Every table of the store: a new table must be added here (a test checks), or merging drops it.
+``meta`` is the target's own (schema version, fence secret)."""
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
