@@ -252,16 +252,26 @@ def test_reasoning_action_match_is_absent() -> None:
 # FM-2.2 ---------------------------------------------------------------------------------------
 
 
-def test_no_clarification_when_agent_guesses_after_auth_error() -> None:
+def test_guessed_credentials_after_an_auth_error_are_not_fm22() -> None:
+    # was "present": FM-2.2 is about an ambiguous task, not about recovering from a tool error
     t = T().user("deploy to prod").call("deploy", token="abc").result("HTTP 401 Unauthorized", error=True)
     t.call("deploy", token="admin123").result("HTTP 401 Unauthorized", error=True)
+    assert verdict("FM-2.2", t.build()).verdict == "unknown"
+
+
+def test_no_clarification_when_agent_picks_one_of_several_matches() -> None:
+    t = T().user("Cancel the order for Jane Smith.").call("find_customer", full_name="Jane Smith")
+    t.result("2 matching customers found: cust_11 (Boston), cust_42 (Denver)")
+    t.call("cancel_order", customer_id="cust_11").result("cancelled")
     v = verdict("FM-2.2", t.build())
-    assert v.verdict == "present" and "401" in (v.evidence[0].quote or "")
+    assert v.verdict == "present" and "matching customers found" in (v.evidence[0].quote or "")
+    assert [v.evidence[0].seq_start, v.evidence[0].seq_end] == [2, 3]
 
 
-def test_asking_after_auth_error_is_absent() -> None:
-    t = T().user("deploy to prod").call("deploy", token="abc").result("HTTP 401 Unauthorized", error=True)
-    t.say("The token was rejected. Could you provide a valid deploy token?")
+def test_asking_which_match_is_absent() -> None:
+    t = T().user("Cancel the order for Jane Smith.").call("find_customer", full_name="Jane Smith")
+    t.result("2 matching customers found: cust_11 (Boston), cust_42 (Denver)")
+    t.say("I found two customers named Jane Smith. Which one is you: Boston or Denver?")
     assert verdict("FM-2.2", t.build()).verdict == "absent"
 
 

@@ -62,7 +62,7 @@ def conversation_reset(trace: Trace) -> ModeVerdict:
             m = _RESTART.search(e.content)
             findings.append(evidence_at([e], note="an agent starts over", text=m.group(0) if m else None))
     if findings:
-        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), 0.75)
+        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings))
     if len(live) >= 6:
-        return absent(CODE, NAME, "the task is issued once and nobody starts over", 0.6)
+        return absent(CODE, NAME, "the task is issued once and nobody starts over")
     return unknown(CODE, NAME, "too short to judge")

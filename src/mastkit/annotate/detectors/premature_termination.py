@@ -2,7 +2,9 @@
 
 Present when the run ended (not at a limit) and:
 * the last plan still has open items (``[ ]``, pending / in_progress todos); or
-* the last agent message gives up ("I cannot complete…", "I'll stop here"); or
+* the agent's last word gives up ("I cannot complete…", "I'll stop here") — the last agent
+  message, with no agent action after it, in a sentence that does not move past the setback
+  ("I couldn't find the cause at first, but continuing" is not a give-up); or
 * the run was cut short by an agent-side abort while work was under way.
 Absent when the run ended with a final answer/submission, no open plan items, and no give-up.
 """
@@ -13,12 +15,14 @@ import re
 from typing import Any
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
-from mastkit.annotate.detectors._signals import GIVE_UP, agent_texts, structured_enough
+from mastkit.annotate.detectors._signals import agent_texts, give_up, structured_enough
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.traces.model import Event, Trace
 
 CODE, NAME = "FM-3.1", "premature_termination"
 
+# Calls that end the agent's part (a hand-off to a human, a submission): not further work.
+_HAND_OFF = re.compile(r"(?i)transfer|escalat|hand_?off|submit|finish|end_(?:conversation|chat|session)|done")
 _OPEN_ITEM = re.compile(r"(?m)^\s*(?:[-*]|\d+\.)?\s*\[\s\]")
 _ANY_BOX = re.compile(r"\[[\sxX✓]\]")  # cheap pre-filter for the two below
 _DONE_ITEM = re.compile(r"(?m)^\s*(?:[-*]|\d+\.)?\s*\[[xX✓]\]")
@@ -64,9 +68,14 @@ def premature_termination(trace: Trace) -> ModeVerdict:
     if plans and _open_items(plans[-1]) > 0:
         findings.append(evidence_at([plans[-1]], note=f"last plan has {_open_items(plans[-1])} open item(s)"))
     texts = agent_texts(trace)
-    if texts and GIVE_UP.search(texts[-1].content or ""):
-        m = GIVE_UP.search(texts[-1].content or "")
-        findings.append(evidence_at([texts[-1]], note="the agent gave up", text=m.group(0) if m else None))
+    last_word = texts[-1] if texts else None
+    if last_word is not None and not any(
+        e.seq > last_word.seq and e.tool_call is not None and not _HAND_OFF.search(e.tool_call.name)
+        for e in live
+    ):
+        words = give_up(last_word.content)
+        if words:
+            findings.append(evidence_at([last_word], note="the agent gave up", text=words))
     if term is not None and term.reason in ("aborted", "turn_aborted") and term.by in ("agent", "error"):
         findings.append(
             Evidence(
@@ -77,12 +86,12 @@ def premature_termination(trace: Trace) -> ModeVerdict:
             )
         )
     if findings:
-        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), 0.75)
+        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings))
     finished = (
         term is not None
         and term.by == "agent"
         and term.reason in ("submitted", "final_answer", "completed", "end_turn", "stop")
     )
     if finished or (trace.outcome is not None and trace.outcome.final_output):
-        return absent(CODE, NAME, "the run ended with a final answer and no open work", 0.6)
+        return absent(CODE, NAME, "the run ended with a final answer and no open work")
     return unknown(CODE, NAME, "no open plan items or give-up seen, but no clear final answer either")

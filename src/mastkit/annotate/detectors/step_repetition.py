@@ -95,10 +95,7 @@ def step_repetition(trace: Trace) -> ModeVerdict:
     findings.extend(_repeated_exchanges(trace, live))
     if findings:
         findings.sort(key=lambda ev: ev.seq_start or 0)
-        conf = 0.85 if any("identical calls" in (f.note or "") for f in findings) else 0.6
-        return present(
-            CODE, NAME, findings, f"{len(findings)} repeated step(s) without a change of state", conf
-        )
+        return present(CODE, NAME, findings, f"{len(findings)} repeated step(s) without a change of state")
     if len(order) >= 3 or n_msgs >= 6:
         return absent(CODE, NAME, "no tool call or message is repeated without progress")
     return unknown(CODE, NAME, "too few tool calls or messages to judge repetition")

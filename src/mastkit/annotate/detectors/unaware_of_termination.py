@@ -101,7 +101,7 @@ def unaware_of_termination(trace: Trace) -> ModeVerdict:
         )
     if not structured_enough(trace):
         if findings:
-            return present(CODE, NAME, findings, "the harness stopped the run at a limit", 0.8)
+            return present(CODE, NAME, findings, "the harness stopped the run at a limit")
         return unknown(CODE, NAME, "too few structured events to judge termination")
     live = live_events(trace)
     conts = [e for e in live if e.kind == "message" and e.content and CONTINUE_ONLY.match(e.content)]
@@ -119,8 +119,7 @@ def unaware_of_termination(trace: Trace) -> ModeVerdict:
     if missing is not None:
         findings.append(missing)
     if findings:
-        conf = 0.85 if findings[0].note == "the run was stopped by a limit" else 0.7
-        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), conf)
+        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings))
     if term is not None and term.by == "agent":
-        return absent(CODE, NAME, f"the agent ended the run itself ({term.reason or term.native})", 0.7)
+        return absent(CODE, NAME, f"the agent ended the run itself ({term.reason or term.native})")
     return unknown(CODE, NAME, "no limit hit and no loop, but no explicit termination by the agent either")
