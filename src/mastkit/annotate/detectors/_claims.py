@@ -13,7 +13,15 @@ import re
 
 SUCCESS_CLAIM = re.compile(
     r"(?i)\b(?:(?:has|have|is|are|was|been|now)\s+(?:been\s+)?(?:successfully\s+)?"
-    r"(?:fixed|resolved|completed|restored|mitigated|solved|implemented|deployed|verified)"
+    r"(?:fixed|resolved|completed|restored|mitigated|solved|implemented|deployed|verified|updated|confirmed|"
+    r"cancell?ed|changed|applied|booked|processed|refunded|exchanged|closed|merged|submitted|addressed)"
+    r"|(?:change|fix|work|update|task|job|request|migration|deployment|rollout|booking) is (?:now )?"
+    r"(?:complete|completed|done|finished|in place)"
+    r"|(?:errors?|timeouts?|alerts?|issues?|problems?|crash(?:es)?|failures?|5xx) (?:are|is|have) (?:now )?"
+    r"(?:gone|cleared|fixed|resolved|stopped)"
+    r"|(?:is|are) (?:now )?(?:healthy(?: again)?|back up|up and running|running normally|"
+    r"working (?:again|correctly|as expected))"
+    r"|you(?:'re| are) all set|(?:is|are) all set"
     r"|(?:successfully|finally)\s+(?:fixed|resolved|completed|restored|mitigated|solved|implemented|deployed)"
     r"|issue is (?:now )?(?:fixed|resolved)|problem is (?:now )?(?:fixed|resolved|solved)"
     r"|task (?:is|has been) (?:now )?(?:complete|completed|done|finished)"
@@ -43,6 +51,10 @@ _MODAL = re.compile(
     r"(?i)\b(?:would|could|might|may|will|once|if|when|whenever|until|unless|after|hope|hopefully|expect|"
     r"expected|need(?:s|ed)? to|must|going to|let me|let's|try|trying|whether|want|plan|supposed|"
     r"make sure|ensure|to be|in order|verify that|check (?:that|if|whether)|confirm (?:that|if|whether))\b|'ll\b"
+)
+# A sentence that opens with the verdict: "Fixed: ...", "All set — ...", "Done."
+_OPENING_CLAIM = re.compile(
+    r"(?i)^\W*(?:fixed|resolved|done|all set|all done|completed|verified|confirmed|success(?:fully)?)\b(?!-)"
 )
 _TRAILING_NEGATION = re.compile(r"(?i)^\W{0,3}(?:yet|not yet|no)\b")
 # A condition after the claim ("fixed once the pod restarts") or leading the sentence ("If the
@@ -82,6 +94,9 @@ def success_claim(text: str | None) -> str | None:
     for sentence in _sentences(text):
         if sentence.rstrip().endswith("?") or _LEADING_CONDITION.search(sentence):
             continue
+        opening = _OPENING_CLAIM.search(sentence)
+        if opening and not _NEGATION.search(sentence[: opening.end() + 12]):
+            return opening.group(0).strip(" \t*#-")
         for _off, clause in _clauses(sentence):
             for m in SUCCESS_CLAIM.finditer(clause):
                 upto = clause[: m.end()]

@@ -62,7 +62,7 @@ _STATE_CHANGE_TOOLS = re.compile(
     r"(?i)(?:^|[_.:-])(?:edit|write|create|apply|patch|replace|str_replace|insert|delete|remove|update|set|"
     r"deploy|restart|rollout|scale|install|commit|move|rename|submit|cancel|book|refund|exchange|return|modify|"
     r"send|pay|charge|reserve|purchase|buy|place|add|upsert|rollback|revert|kill|terminate|stop|start|"
-    r"enable|disable|assign|approve|merge|upload|post|put)(?:$|[_.:-])"
+    r"enable|disable|assign|approve|merge|upload|post|put|close|resolve|reopen|escalate)(?:$|[_.:-])"
 )
 
 _SHELL_TOOLS = frozenset(
@@ -212,6 +212,28 @@ def is_status_probe(call: ToolCall) -> bool:
     return bool(cmds) and all(is_status_only(c) for c in cmds)
 
 
+_POD_BAD_STATUS = frozenset(
+    {"crashloopbackoff", "error", "imagepullbackoff", "errimagepull", "oomkilled", "pending", "containercreating",
+     "createcontainerconfigerror", "init:error", "init:crashloopbackoff", "evicted", "terminating"}
+)  # fmt: skip
+
+
+def pods_unhealthy(output: str) -> bool:
+    """``kubectl get pods`` table output with a pod not ready or in a bad status."""
+    lines = [ln.split() for ln in output.strip().splitlines() if ln.strip()]
+    if not lines or "READY" not in lines[0] or "STATUS" not in lines[0]:
+        return False
+    ready_col, status_col = lines[0].index("READY"), lines[0].index("STATUS")
+    for row in lines[1:]:
+        if len(row) <= max(ready_col, status_col):
+            continue
+        ready, status = row[ready_col], row[status_col].lower()
+        m = re.fullmatch(r"(\d+)/(\d+)", ready)
+        if status in _POD_BAD_STATUS or (m and status != "completed" and int(m.group(1)) < int(m.group(2))):
+            return True
+    return False
+
+
 _HTTP_5XX = re.compile(r"^\s*5\d\d\s*$")
 
 
@@ -231,7 +253,7 @@ def result_failed(result: Event | None, *, strict: bool = False) -> bool:
     summary = parse_test_summary(output)
     if summary is not None:
         return summary.failed > 0
-    if _HTTP_5XX.match(output):
+    if _HTTP_5XX.match(output) or pods_unhealthy(output):
         return True
     if strict:
         return False

@@ -18,16 +18,16 @@ import re
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, present, unknown
 from mastkit.annotate.detectors._signals import (
+    call_commands,
     checks_after_own_change,
     is_check,
-    is_state_change,
     is_status_probe,
     is_test_run,
     result_failed,
 )
-from mastkit.annotate.detectors.no_verification import final_claim
+from mastkit.annotate.detectors.no_verification import final_claim, last_changes
 from mastkit.annotate.model import ModeVerdict
-from mastkit.traces.model import Trace
+from mastkit.traces.model import Event, Trace
 
 CODE, NAME = "FM-3.3", "incorrect_verification"
 
@@ -35,6 +35,28 @@ _BEHAVIOUR = re.compile(
     r"(?i)\b(?:error|errors|5\d\d|latency|alert|alerts|failing|failure|tests?|bug|crash|"
     r"exception|timeout|slow|outage|incident)\b"
 )
+
+
+def _other_target(change: Event, check: Event) -> str | None:
+    """API calls: the check names another record than the change (same id argument, other value)."""
+    a = change.tool_call.arguments if change.tool_call is not None else None
+    b = check.tool_call.arguments if check.tool_call is not None else None
+    if (
+        not isinstance(a, dict)
+        or not isinstance(b, dict)
+        or change.tool_call is None
+        or check.tool_call is None
+    ):
+        return None
+    if call_commands(change.tool_call) or call_commands(check.tool_call):
+        return None
+    keys = [
+        k for k in a if k in b and (k == "id" or k.endswith(("_id", "Id"))) and isinstance(a[k], str | int)
+    ]
+    if keys and all(a[k] != b[k] for k in keys):
+        k = keys[0]
+        return f"changed {k}={a[k]}, then checked {k}={b[k]}"
+    return None
 
 
 @detector(CODE, NAME)
@@ -48,7 +70,7 @@ def incorrect_verification(trace: Trace) -> ModeVerdict:
         return unknown(CODE, NAME, "no asserted success claim that ends the work")
     claim, words = found
     before = [(c, r) for c, r in pairs if c.seq < claim.seq]
-    changes = [c for c, _r in before if c.tool_call is not None and is_state_change(c.tool_call)]
+    changes = last_changes([c for c, _r in before])
     start = changes[-1].seq if changes else -1
     checks = [
         (c, r)
@@ -69,6 +91,15 @@ def incorrect_verification(trace: Trace) -> ModeVerdict:
         if last_result is not None:
             evs.append(evidence_at([last_result], note="its result shows failure"))
         return present(CODE, NAME, [*evs, claim_ev], "success claimed although the last check failed")
+    if changes:
+        other = _other_target(changes[-1], last_check)
+        if other is not None:
+            return present(
+                CODE,
+                NAME,
+                [evidence_at([changes[-1], last_check], note=other), claim_ev],
+                "the check after the change looked at something else than what was changed",
+            )
     about_behaviour = _BEHAVIOUR.search((claim.content or "") + " " + (trace.task or ""))
     status_only = all(c.tool_call is not None and is_status_probe(c.tool_call) for c, _r in checks)
     if about_behaviour and status_only:

@@ -1,9 +1,12 @@
 """FM-1.3 Step Repetition: the same tool call (or the same message) repeated without progress.
 
 Present when, ignoring replayed context:
-* an identical call (same tool, same arguments) is made 3+ times, or twice in a row, and
-  the repeats return the same output as the first (nothing changed in between); or
-* an agent sends the same non-trivial message text 3+ times; or
+* an identical call (same tool, same arguments) is made 3+ times and the repeats return the
+  same output as the first (nothing changed in between; twice is too common in healthy runs —
+  a re-read, a status poll — to count); or
+* an agent sends the same substantive message (40+ characters, not a log line) 3+ times —
+  short courtesy lines ("Can I help with anything else?") repeated after the work is done are
+  a termination problem (FM-1.5), not a repeated step; or
 * an agent's message and the message that follows it are both repeated word for word later
   (the same step, answered the same way: e.g. the same code meeting the same error).
 Absent when the trace has enough structured steps and neither happens.
@@ -11,7 +14,7 @@ Absent when the trace has enough structured steps and neither happens.
 
 from __future__ import annotations
 
-import itertools
+import re
 from collections import defaultdict
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
@@ -20,6 +23,14 @@ from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.traces.model import Event, Trace
 
 CODE, NAME = "FM-1.3", "step_repetition"
+
+_MIN_MESSAGE = 40
+# Harness log lines written as messages ("[2025-01-17 11:36:43 INFO] ...", "X - INFO - ...").
+_LOG_LINE = re.compile(r"^\s*\[?\d{4}-\d\d-\d\d[ T]\d|^\S+ - (?:INFO|DEBUG|WARNING|ERROR) - ")
+
+
+def _substantive(text: str) -> bool:
+    return len(text) >= _MIN_MESSAGE and not _LOG_LINE.search(text)
 
 
 def _output(result: Event | None) -> str | None:
@@ -38,7 +49,7 @@ def _repeated_exchanges(trace: Trace, live: set[int]) -> list[Evidence]:
     found: list[Evidence] = []
     for i in range(len(msgs) - 1):
         first = msgs[i]
-        if first.role in ("user", "system") or len(norm[i]) < 20 or len(norm[i + 1]) < 20:
+        if first.role in ("user", "system") or not _substantive(norm[i]) or not _substantive(norm[i + 1]):
             continue
         key = (norm[i], norm[i + 1])
         if key in seen:
@@ -70,11 +81,10 @@ def step_repetition(trace: Trace) -> ModeVerdict:
         calls[key].append((call, result))
         order.append(key)
     findings: list[Evidence] = []
-    for key, hits in calls.items():
+    for hits in calls.values():
         first_out = _output(hits[0][1])
         same = [c for c, r in hits[1:] if _output(r) == first_out]
-        consecutive = any(a == b == key for a, b in itertools.pairwise(order))
-        if len(same) >= 2 or (same and consecutive):
+        if len(same) >= 2:
             events = [hits[0][0], *same]
             findings.append(
                 evidence_at(
@@ -87,7 +97,7 @@ def step_repetition(trace: Trace) -> ModeVerdict:
         if e.seq in live and e.kind == "message" and e.content and e.role != "user":
             n_msgs += 1
             norm = " ".join(e.content.split()).lower()
-            if len(norm) >= 20:
+            if _substantive(norm):
                 texts[(e.actor or "", norm)].append(e)
     for (_actor, _norm), hits2 in texts.items():
         if len(hits2) >= 3:
