@@ -121,7 +121,8 @@ def test_premature_termination_on_giving_up() -> None:
 
 
 def test_premature_termination_absent_with_final_answer() -> None:
-    t = T().user("q").sh("ls").say("Answer: 42")
+    # a question, not the default "Fix the failing checkout service." (asked to fix, it changes nothing)
+    t = T(task="What is 6 times 7?").user("q").sh("ls").say("Answer: 42")
     term = Termination(reason="submitted", by="agent")
     assert verdict("FM-3.1", t.build(termination=term)).verdict == "absent"
 

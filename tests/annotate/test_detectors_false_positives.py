@@ -154,13 +154,18 @@ def test_a_different_command_is_still_a_mismatch() -> None:
 
 
 def test_a_setback_the_agent_moves_past_is_not_giving_up() -> None:
-    t = T().user("find the root cause").sh("kubectl logs cart", "timeout")
+    t = T(task=None).user("find the root cause").sh("kubectl logs cart", "timeout")
     t.say("I couldn't find the cause at first, but continuing with the database logs.")
     assert verdict("FM-3.1", t.build()).verdict != "present"
 
 
 def test_a_give_up_followed_by_more_work_is_not_the_last_word() -> None:
-    t = T().user("find the root cause").sh("kubectl logs cart", "timeout").say("I cannot complete this task.")
+    t = (
+        T(task=None)
+        .user("find the root cause")
+        .sh("kubectl logs cart", "timeout")
+        .say("I cannot complete this task.")
+    )
     t.sh("kubectl logs db", "deadlock detected").say("Root cause: a deadlock in the db.")
     term = Termination(reason="completed", by="agent")
     assert verdict("FM-3.1", t.build(termination=term)).verdict == "absent"

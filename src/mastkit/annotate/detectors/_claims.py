@@ -38,7 +38,9 @@ GIVE_UP = re.compile(
     r"continue|proceed)|i (?:can(?:no|')t|am unable to|was unable to|could not|couldn't|cannot) (?:determine|find|"
     r"identify) (?:the (?:root )?cause|the answer|a (?:way|solution|fix)|the (?:solution|fix|problem))|"
     r"unable to (?:complete|finish|solve|proceed)|i(?:'ll| will) stop here|giving up|i give up|"
-    r"beyond (?:my|the) (?:scope|capabilit)|too complex (?:for me )?to (?:complete|solve|finish))\b"
+    r"beyond (?:my|the) (?:scope|capabilit)|too complex (?:for me )?to (?:complete|solve|finish)|"
+    r"end(?:ing)? the investigation|stop(?:ping)? the investigation|(?:i'll|i will|i) (?:need to|have to|must) "
+    r"hand (?:this|it) (?:over|off)|contact us (?:again )?later|not sure what(?:'s| is) going on)\b"
 )
 
 # A clause ends at these (a claim in one clause is not negated by a "not" in the next).

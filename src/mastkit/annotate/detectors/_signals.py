@@ -260,6 +260,25 @@ def result_failed(result: Event | None, *, strict: bool = False) -> bool:
     return bool(FAILURE_OUTPUT.search(output[-4000:]))
 
 
+# Harness log lines written as messages ("[2025-01-17 11:36:43 INFO] ...", "X - INFO - ...").
+_LOG_LINE = re.compile(r"^\s*\[?\d{4}-\d\d-\d\d[ T]\d|^\S+ - (?:INFO|DEBUG|WARNING|ERROR) - ")
+
+
+def is_log_line(text: str) -> bool:
+    """True for a harness log line recorded as a message (not something an agent said)."""
+    return bool(_LOG_LINE.search(text))
+
+
+def submitted_text(args: object) -> str | None:
+    """The summary/answer text a submission call carries, if any."""
+    if isinstance(args, dict):
+        for key in ("summary", "message", "answer", "result", "final_answer", "text", "output"):
+            val = args.get(key)
+            if isinstance(val, str):
+                return val
+    return None
+
+
 def agent_texts(trace: Trace) -> list[Event]:
     """Live messages/reasoning written by agents (not users, tools or replayed context)."""
     return [

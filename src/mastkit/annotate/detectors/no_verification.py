@@ -28,6 +28,7 @@ from mastkit.annotate.detectors._signals import (
     is_check,
     is_state_change,
     result_failed,
+    submitted_text,
     success_claim,
 )
 from mastkit.annotate.model import ModeVerdict
@@ -46,7 +47,7 @@ def final_claim(trace: Trace, calls: list[Event]) -> tuple[Event, str | None] | 
             claims.append((e, words))
     for c in calls:
         if c.tool_call is not None and SUBMIT_TOOLS.match(c.tool_call.name):
-            claims.append((c, success_claim(_submitted_text(c.tool_call.arguments))))
+            claims.append((c, success_claim(submitted_text(c.tool_call.arguments))))
     if not claims:
         return None
     claim = max(claims, key=lambda pair: pair[0].seq)
@@ -125,15 +126,6 @@ def _unchecked_team_answer(trace: Trace) -> ModeVerdict:
         ],
         f"the team's checker ({', '.join(sorted(checkers))}) never checked the answer before it went out",
     )
-
-
-def _submitted_text(args: object) -> str | None:
-    """The summary/answer text a submission carries, if any."""
-    if isinstance(args, dict):
-        for key in ("summary", "message", "answer", "result", "final_answer", "text", "output"):
-            if isinstance(args.get(key), str):
-                return str(args[key])
-    return None
 
 
 def last_changes(before: list[Event]) -> list[Event]:

@@ -14,23 +14,20 @@ Absent when the trace has enough structured steps and neither happens.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
-from mastkit.annotate.detectors._signals import canonical_call, structured_enough
+from mastkit.annotate.detectors._signals import canonical_call, is_log_line, structured_enough
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.traces.model import Event, Trace
 
 CODE, NAME = "FM-1.3", "step_repetition"
 
 _MIN_MESSAGE = 40
-# Harness log lines written as messages ("[2025-01-17 11:36:43 INFO] ...", "X - INFO - ...").
-_LOG_LINE = re.compile(r"^\s*\[?\d{4}-\d\d-\d\d[ T]\d|^\S+ - (?:INFO|DEBUG|WARNING|ERROR) - ")
 
 
 def _substantive(text: str) -> bool:
-    return len(text) >= _MIN_MESSAGE and not _LOG_LINE.search(text)
+    return len(text) >= _MIN_MESSAGE and not is_log_line(text)
 
 
 def _output(result: Event | None) -> str | None:
