@@ -27,6 +27,8 @@ def verdict(code: str, trace: Trace) -> ModeVerdict:
 
 def test_all_planned_detectors_registered() -> None:
     assert set(DET) == {
+        "FM-1.1",
+        "FM-1.2",
         "FM-1.3",
         "FM-1.4",
         "FM-1.5",
