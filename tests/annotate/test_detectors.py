@@ -34,6 +34,8 @@ def test_all_planned_detectors_registered() -> None:
         "FM-1.5",
         "FM-2.1",
         "FM-2.2",
+        "FM-2.4",
+        "FM-2.5",
         "FM-2.6",
         "FM-3.1",
         "FM-3.2",

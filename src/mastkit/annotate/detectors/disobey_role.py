@@ -16,6 +16,7 @@ agent has one: whether free-text responsibilities were kept needs the judge.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
@@ -87,7 +88,7 @@ def _breaches(agent: AgentInfo, events: list[Event]) -> tuple[bool, list[Evidenc
                         [e], note=f"{agent.name} calls {e.tool_call.name}, which is not among its tools"
                     )
                 )
-    rules = [
+    rules: list[tuple[re.Match[str] | None, Callable[[Event], bool], str]] = [
         (
             _NO_EDIT.search(spec),
             lambda e: e.tool_call is not None and is_state_change(e.tool_call),
