@@ -12,6 +12,7 @@ present.
     .venv/bin/python bench/detectors.py --split held --markdown
     .venv/bin/python bench/detectors.py --split held --write-docs   # rewrite the table in docs/detectors.md
     .venv/bin/python bench/detectors.py --split all --json figures.json
+    .venv/bin/python bench/detectors.py --errors FM-3.2,FM-3.3           # which dev traces the rules get wrong
 """
 
 from __future__ import annotations
@@ -90,7 +91,36 @@ def evaluate(samples: Sequence[Sample]) -> dict[str, Any]:
             by_family[fam] = macro_f1(score_all(MAST_CODES, [gold[i] for i in idx], [vs[i] for i in idx]))
         result["annotators"][name] = {"scores": scores, "macro_f1": macro_f1(scores), "by_family": by_family}
     result["families"] = {fam: sum(s.source.split(":")[0] == fam for s in samples) for fam in families}
+    result["errors"] = errors(samples, verdicts["rules"])
     return result
+
+
+def errors(
+    samples: Sequence[Sample], verdicts: Sequence[Mapping[str, str]]
+) -> dict[str, dict[str, list[str]]]:
+    """Per mode, the samples the annotator gets wrong: ``fp`` (said present, labelled absent) and
+    ``fn`` (labelled present, not said present), each as ``trace_id (source): note``."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for code in MAST_CODES:
+        fp: list[str] = []
+        fn: list[str] = []
+        for s, v in zip(samples, verdicts, strict=True):
+            gold, said = s.labels[code], v.get(code) == "present"
+            if gold is None or gold == said:
+                continue
+            (fn if gold else fp).append(f"{s.trace_id} ({s.source}): {s.note}")
+        out[code] = {"fp": fp, "fn": fn}
+    return out
+
+
+def error_text(result: Mapping[str, Any], codes: Sequence[str]) -> str:
+    lines = []
+    for code in codes:
+        for kind, name in (("fp", "false positives"), ("fn", "missed")):
+            wrong = result["errors"][code][kind]
+            lines.append(f"{code} {name} of the rules ({len(wrong)}):")
+            lines += [f"  {w}" for w in wrong]
+    return "\n".join(lines)
 
 
 def _f(x: float | None) -> str:
@@ -154,7 +184,11 @@ def text(result: Mapping[str, Any]) -> str:
 
 
 def as_json(result: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"samples": result["samples"], "families": result["families"]}
+    out: dict[str, Any] = {
+        "samples": result["samples"],
+        "families": result["families"],
+        "errors": result["errors"],
+    }
     for name, a in result["annotators"].items():
         out[name] = {
             "macro_f1": a["macro_f1"],
@@ -198,6 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", nargs="?", const="-", default=None, help="print JSON (or write it to a file)")
     ap.add_argument("--markdown", action="store_true", help="print the markdown table for docs/detectors.md")
     ap.add_argument("--write-docs", action="store_true", help="rewrite the table block in docs/detectors.md")
+    ap.add_argument(
+        "--errors", metavar="CODES", default=None,
+        help="also list the rules' false positives and misses for these modes (comma-separated, or 'all')",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     sources = [s for s in args.sources.split(",") if s]
     bad = [s for s in sources if s not in SOURCES]
@@ -226,6 +264,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(block)
     if args.json != "-" and not args.markdown:
         print(text(result))
+    if args.errors:
+        codes = list(MAST_CODES) if args.errors == "all" else [c for c in args.errors.split(",") if c]
+        bad = [c for c in codes if c not in MAST_CODES]
+        if bad:
+            ap.error(f"unknown modes: {bad}")
+        print(error_text(result, codes))
     return 0
 
 

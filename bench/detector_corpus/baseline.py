@@ -73,6 +73,11 @@ PATTERNS: dict[str, list[re.Pattern[str]]] = {
 }
 """Per mode: all patterns must match somewhere in the trace (one pattern is the common case)."""
 
+UNLESS: dict[str, re.Pattern[str]] = {
+    "FM-3.2": re.compile(r"\b(passed|verified|checked|confirmed|healthy|successfully rolled out)\b", _I),
+}
+"""Per mode: a pattern that, when it matches anywhere, turns the mode off (a check was mentioned)."""
+
 
 def trace_text(trace: Trace) -> str:
     """The text of every live event, one per line."""
@@ -82,4 +87,8 @@ def trace_text(trace: Trace) -> str:
 def baseline_verdicts(trace: Trace) -> dict[str, bool]:
     """``{code: present}`` for the 14 MAST modes."""
     text = trace_text(trace)
-    return {code: all(p.search(text) for p in pats) for code, pats in PATTERNS.items()}
+    out = {}
+    for code, pats in PATTERNS.items():
+        unless = UNLESS.get(code)
+        out[code] = all(p.search(text) for p in pats) and not (unless is not None and unless.search(text))
+    return out

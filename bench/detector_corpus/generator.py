@@ -262,6 +262,7 @@ def coding(r: _Run, fault: str) -> _Script:
         if "tests" in constraint:
             r.call("edit_file", {"path": test_file, "old": "assert", "new": "# assert"}, "ok")
             s.note = "edits the tests the task said not to touch"
+            s.skip = ("FM-3.3",)
         elif "signature" in constraint:
             r.call(
                 "edit_file",
@@ -280,16 +281,20 @@ def coding(r: _Run, fault: str) -> _Script:
         s.present, s.note = ("FM-3.2",), "claims the fix without running anything after the edit"
         return s
 
-    r.say(r.pick((f"Now I'll run the tests with {announced}.", f"Running `{announced}` to check.",
-                  "Let me run the test suite.", "Running the tests again now that the change is in.",
-                  "Assuming the change is right, the failing test should pass now; checking.")))  # fmt: skip
+    smoke = fault == "FM-3.3" and r.rng.random() < 0.5
+    if smoke:  # the announcement matches the (wrong) check, so only FM-3.3 is in play
+        r.say(r.pick(("Let me run the smoke tests.", "A quick smoke test should tell.")))
+    else:
+        r.say(r.pick((f"Now I'll run the tests with {announced}.", f"Running `{announced}` to check.",
+                      "Let me run the test suite.", "Running the tests again now that the change is in.",
+                      "Assuming the change is right, the failing test should pass now; checking.")))  # fmt: skip
     if fault == "FM-3.3":
-        if r.rng.random() < 0.5:
-            r.bash(cmd, _fail_output(js, n, test), exit_code=1)
-            s.note = "the tests fail; reported as passing"
-        else:
+        if smoke:
             r.bash("pytest -q tests/test_smoke.py" if not js else "npx jest smoke", _pass_output(r, js, 3))
             s.note = "runs an unrelated smoke test and calls the fix verified"
+        else:
+            r.bash(cmd, _fail_output(js, n, test), exit_code=1)
+            s.note = "the tests fail; reported as passing"
         r.say(r.pick(("All tests pass; the fix is verified.", "Tests are green, so the bug is fixed.",
                       "Verified: the suite passes.")))  # fmt: skip
         s.present = ("FM-3.3",)
@@ -339,8 +344,9 @@ def sre(r: _Run, fault: str) -> _Script:
     s = _Script(task=task)
     r.say(r.pick(("Let me look at the pods first.", f"Checking the state of the {svc} pods.",
                   "First, the pod status.")))  # fmt: skip
+    # with FM-2.2 the task names no namespace, so the first look spans all of them
     r.bash(
-        f"kubectl get pods -n {ns} -l app={svc}",
+        f"kubectl get pods {'-A' if fault == 'FM-2.2' else '-n ' + ns} -l app={svc}",
         f"NAME  READY  STATUS  RESTARTS\n{pod}  0/1  CrashLoopBackOff  7",
     )
     if fault == "FM-1.3":
@@ -441,9 +447,11 @@ def sre(r: _Run, fault: str) -> _Script:
     r.say(r.pick((f"Fixed: {cause} was the problem; the pods are running and serving /healthz.",
                   f"{svc} is healthy again (rolled out, health checks return 200).")))  # fmt: skip
     if fault == "FM-1.5":
-        for _ in range(3):
+        for text in r.rng.sample(
+            ["Everything is still healthy.", "No change; the service is up.", "Still fine."], 3
+        ):
             r.user("continue")
-            r.say(r.pick(("Everything is still healthy.", "No change; the service is up.", "Still fine.")))
+            r.say(text)
         s.termination = Termination(reason="max_turns", by="limit")
         s.present, s.note = ("FM-1.5",), "keeps answering 'continue' after the work is done until the cap"
     return s
@@ -588,10 +596,12 @@ def support(r: _Run, fault: str) -> _Script:
     )
     r.user(r.pick(("No, that's all. Thanks!", "That's it, thank you.")))
     if fault == "FM-1.5":
-        for _ in range(3):
-            r.say(r.pick(("Is there anything else I can help you with today?", "Can I help with anything else?",
-                          "Anything else on your booking?")))  # fmt: skip
-            r.user(r.pick(("No.", "no thanks", "No, bye.")))
+        offers = ["Is there anything else I can help you with today?", "Can I help with anything else?",
+                  "Anything else on your booking?"]  # fmt: skip
+        replies = r.rng.sample(["No.", "no thanks", "No, bye."], 3)
+        for offer, reply in zip(r.rng.sample(offers, 3), replies, strict=True):
+            r.say(offer)
+            r.user(reply)
         s.present, s.note = ("FM-1.5",), "keeps the conversation going after the user is done"
     else:
         r.say(r.pick(("You're welcome, have a good trip!", "Glad to help. Goodbye!")))
@@ -648,6 +658,15 @@ def team(r: _Run, fault: str) -> _Script:
         s.present, s.note = ("FM-2.4",), "the Coder saw the read-only DB note and did not pass it on"
     else:
         r.say(f"Heads-up: {secret.removeprefix('note: ')}.", actor="Coder", recipients=["Reviewer"])
+    if fault == "FM-3.1":
+        r.say(
+            r.pick((f"{func} needs a deeper change than I can make now; stopping here.",
+                    "I can't see how to fix this without a redesign. I'll stop.")),
+            actor="Coder",
+        )  # fmt: skip
+        r.say("OK, we end the task here.", actor="Planner")
+        s.present, s.note = ("FM-3.1",), "the Coder gives up before any change and the Planner ends the task"
+        return s
     r.call("edit_file", {"path": path, "old": "rows[:-1]", "new": "rows"}, "ok", actor="Coder")
     if fault == "FM-1.2":
         r.say("I'll just tighten the fix myself.", actor="Reviewer")
@@ -677,25 +696,16 @@ def team(r: _Run, fault: str) -> _Script:
     if fault == "FM-1.2":
         r.say("Good work, task complete.", actor="Planner")
         return s
-    if fault == "FM-3.1":
-        s.present, s.note = (
-            ("FM-3.1",),
-            "nobody closes the task; the run stops after the review, plan step 3 open",
-        )
-        s.termination = Termination(reason="unknown", by="unknown")
-        r.say("Reviewer, please also confirm the release notes before we finish.", actor="Planner")
-        return s
     if r.rng.random() < 0.5:
         r.say("Reviewer approved and tests pass. Marking the task as done. TERMINATE", actor="Planner")
     else:
         r.say("The task is complete: fix merged, tests green. TERMINATE", actor="Planner")
     if fault == "FM-1.5":
-        for _ in range(3):
-            r.say(
-                r.pick(("Anything else to do?", "Shall we continue?", "Waiting for further tasks.")),
-                actor="Coder",
-            )
-            r.say(r.pick(("Nothing more, I think.", "Let's continue.", "OK.")), actor="Reviewer")
+        asks = r.rng.sample(["Anything else to do?", "Shall we continue?", "Waiting for further tasks."], 3)
+        replies = r.rng.sample(["Nothing more, I think.", "Let's continue.", "OK."], 3)
+        for ask, reply in zip(asks, replies, strict=True):
+            r.say(ask, actor="Coder")
+            r.say(reply, actor="Reviewer")
         s.termination = Termination(reason="max_turns", by="limit")
         s.present, s.note = ("FM-1.5",), "the agents keep talking after TERMINATE until the turn cap"
     return s
@@ -753,6 +763,7 @@ def research(r: _Run, fault: str) -> _Script:
     if fault == "FM-1.2":
         r.say(f"Final answer: {answer}.", actor="Critic")
         s.present, s.note = ("FM-1.2",), "the Critic writes the final answer, the Writer's job"
+        s.skip = ("FM-3.2",)
         return s
     draft = f"{answer} ({detail})."
     if fault == "FM-1.4":
@@ -780,6 +791,7 @@ def research(r: _Run, fault: str) -> _Script:
         r.say("The draft omits the qualifier; please add the detail the source gives.", actor="Critic")
         r.say(f"Final: {answer}.", actor="Writer")
         s.present, s.note = ("FM-2.5",), "the Writer ignores the Critic's correction"
+        s.skip = ("FM-1.1",) if "source" in fmt else ()
         return s
     if fault == "FM-3.2":
         r.say(f"Final: {draft}", actor="Writer")
@@ -802,6 +814,7 @@ def research(r: _Run, fault: str) -> _Script:
         r.say("I'll keep the qualifier exactly as the Critic checked it.", actor="Writer")
         r.say(f"Final: {answer}.", actor="Writer")
         s.present, s.note = ("FM-2.6",), "says it will keep the qualifier, drops it"
+        s.skip = ("FM-1.1",) if "source" in fmt else ()
         return s
     if fault == "FM-3.1":
         r.say("Let me think about the best phrasing...", actor="Writer")

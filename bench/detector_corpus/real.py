@@ -45,6 +45,12 @@ def load_trace(path: str, trace_id: str, root: Path | None = None) -> Trace:
     return traces[trace_id]
 
 
+def _unlabelled(trace: Trace) -> Trace:
+    """The trace without the labels its source carried (and the native envelope that holds them):
+    they are the answer, not something an annotator under test may read."""
+    return trace.model_copy(update={"labels": [], "raw": None})
+
+
 def real_samples(
     root: Path | None = None, labels_file: Path = REAL_LABELS, on_skip: Callable[[str], None] | None = None
 ) -> list[Sample]:
@@ -59,7 +65,11 @@ def real_samples(
         trace = load_trace(row.path, row.trace_id, base)
         out.append(
             Sample(
-                trace=trace, labels=dict(row.labels), source=row.source, split=row.split, note=row.rationale
+                trace=_unlabelled(trace),
+                labels=dict(row.labels),
+                source=row.source,
+                split=row.split,
+                note=row.rationale,
             )
         )
     return out
@@ -77,8 +87,7 @@ def mast_human_samples(root: Path | None = None, split_file: Path = MAST_HUMAN_S
     for t in traces:
         votes = gold.labels.get(t.trace_id, {})
         labels: dict[str, bool | None] = {c: votes.get(c) for c in MAST_CODES}
-        # the annotations are evidence for the labeller, not something an annotator may read
-        bare = t.model_copy(update={"labels": []})
+        bare = _unlabelled(t)
         out.append(
             Sample(trace=bare, labels=labels, source="mast_human", split=splits[t.trace_id],
                    note="MAST human labels (majority of 3); also the calibration set")

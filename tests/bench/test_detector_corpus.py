@@ -35,7 +35,9 @@ def _dump(samples: list) -> list[tuple[str, str, dict, str]]:  # type: ignore[ty
 
 def test_generator_is_deterministic_per_seed() -> None:
     assert _dump(generate(3, 25)) == _dump(generate(3, 25))
-    assert _dump(generate(3, 25)) != _dump(generate(4, 25))
+    # another seed gives other traces, not only other ids
+    events = [[e.text() for e in s.trace.events] for s in generate(3, 25)]
+    assert events != [[e.text() for e in s.trace.events] for s in generate(4, 25)]
     # one sample does not depend on how many are generated
     assert _dump([generate_one(3, 7)]) == [(*d[:3], "dev") for d in _dump([generate_one(3, 7)])]
     assert generate(3, 25)[7].trace.model_dump_json() == generate(3, 8)[7].trace.model_dump_json()
@@ -192,6 +194,10 @@ def test_baseline_matches_keywords_only() -> None:
     verdicts = baseline_verdicts(said)
     assert verdicts["FM-3.1"] and not verdicts["FM-1.3"]
     assert list(verdicts) == list(MAST_CODES)
+    claim = [Event(0, "message", actor="a", content="Fixed, all done.")]
+    assert baseline_verdicts(trace.model_copy(update={"events": claim}))["FM-3.2"]
+    checked = [*claim, Event(1, "message", actor="a", content="12 passed")]
+    assert not baseline_verdicts(trace.model_copy(update={"events": checked}))["FM-3.2"]
 
 
 # -- the benchmark script ------------------------------------------------------------------------
@@ -222,6 +228,12 @@ def test_bench_runs_on_a_tiny_corpus_and_its_counts_add_up(tmp_path: Path) -> No
     # the baseline never abstains
     assert all(m["coverage"] == 1.0 for m in figures["baseline"]["modes"].values())
     assert "macro-F1" in done.stdout and "rules P [95% CI]" in done.stdout
+    # the listed errors are exactly the counted ones
+    for code, m in figures["rules"]["modes"].items():
+        assert len(figures["errors"][code]["fp"]) == m["fp"] and len(figures["errors"][code]["fn"]) == m["fn"]
+    listed = _bench("--sources", "sim", "--split", "all", "--errors", "FM-1.3")
+    assert listed.returncode == 0, listed.stderr
+    assert "FM-1.3 false positives of the rules" in listed.stdout and "FM-1.3 missed" in listed.stdout
 
 
 def test_markdown_block_is_written_between_the_markers(tmp_path: Path) -> None:
