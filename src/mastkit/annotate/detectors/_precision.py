@@ -5,10 +5,11 @@
 its ``present`` verdicts and the negative predictive value of its ``absent`` verdicts, each with
 the number of verdicts it rests on, and the date and command that produced it.
 
-A verdict's confidence is that measured value when it rests on at least :data:`MIN_N`
-verdicts. Otherwise (a detector that never fired on the corpus, or a table that is missing)
-the confidence is the conservative prior :data:`PRIOR` = 0.5 — "no better than a coin until
-measured" — and the verdict says so in ``extra["confidence_from"]``.
+A verdict's confidence is that measured value, add-one smoothed — (right + 1) / (n + 2), so
+that 17 right out of 17 reads 0.95, not a certainty the corpus cannot give — when it rests on at
+least :data:`MIN_N` verdicts. Otherwise (a detector that never fired on the corpus, or a table
+that is missing) the confidence is the conservative prior :data:`PRIOR` = 0.5 — "no better than
+a coin until measured" — and the verdict says so in ``extra["confidence_from"]``.
 """
 
 from __future__ import annotations
@@ -52,12 +53,13 @@ def confidence_for(name: str, side: Side) -> Confidence:
     table = precision_table()
     entry = (table.get("detectors") or {}).get(name) or {}
     stat = entry.get(side) or {}
-    value, n = stat.get("value"), stat.get("n")
-    if isinstance(value, int | float) and isinstance(n, int) and n >= MIN_N:
+    right, n = stat.get("right"), stat.get("n")
+    if isinstance(right, int) and isinstance(n, int) and n >= MIN_N:
         label = "precision" if side == "present" else "negative predictive value"
         where = f"{table.get('split', '?')}, {table.get('generated', '?')}"
+        value = (right + 1) / (n + 2)
         return Confidence(
-            round(float(value), 3), f"measured: {label} {value:.2f} over {n} verdicts ({where})"
+            round(value, 3), f"measured: {label} {right}/{n} right, {value:.2f} smoothed ({where})"
         )
     reason = "never measured" if not stat else f"only {n} verdicts measured"
     return Confidence(PRIOR, f"prior {PRIOR} ({reason})")

@@ -267,7 +267,7 @@ def command_writes(cmd: SimpleCommand) -> bool:
     if prog in _WRITE_SUBS and sub in _WRITE_SUBS[prog]:
         return True
     if prog in ("kubectl", "oc") and sub == "rollout":
-        rest = [a for a in argv[2:] if not a.startswith("-")]
+        rest = [a for a in argv[argv.index("rollout") + 1 :] if not a.startswith("-")]
         return bool(rest) and rest[0] in ("restart", "undo", "pause", "resume")
     if prog in ("docker", "podman") and sub == "compose":
         return any(a in ("up", "down", "restart", "stop", "start", "build", "rm") for a in argv[2:])

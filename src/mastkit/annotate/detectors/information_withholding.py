@@ -57,11 +57,11 @@ def _observations(live: list[Event]) -> list[tuple[Event, str, str]]:
 
 
 def _keys(text: str) -> set[str]:
+    """Key tokens of the lines that carry a note (a line is one statement of the observation)."""
     keys: set[str] = set()
     for line in text.splitlines():
-        for sentence in re.split(r"(?<=[.;])\s+", line):
-            if _NOTE.search(sentence):
-                keys.update(m.group(0).lower() for m in _KEY.finditer(sentence))
+        if _NOTE.search(line):
+            keys.update(m.group(0).lower() for m in _KEY.finditer(line))
     return keys
 
 
