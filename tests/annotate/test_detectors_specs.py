@@ -134,7 +134,9 @@ def test_a_call_outside_the_agents_tool_list() -> None:
 
 
 def test_a_conditional_sentence_in_a_system_prompt_is_not_a_prohibition() -> None:
-    agents = [AgentInfo(name="agent", system_prompt="If you can't run tests, say so. Be brief.")]
+    agents = [
+        AgentInfo(name="agent", system_prompt="If the suite takes minutes, do not run tests. Be brief.")
+    ]
     t = T().user("q").sh("pytest -q", "3 passed")
     assert verdict("FM-1.2", t.build(agents=agents)).verdict == "unknown"
 
@@ -238,3 +240,19 @@ def test_an_unmeasured_detector_gets_the_prior() -> None:
     few = [name for name, e in _table().items() if 0 < e["present"]["n"] < 5]
     for name in few:
         assert confidence_for(name, "present").value == PRIOR
+
+
+# FM-3.2 on API writes ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ('{"id": "AB1", "status": "cancelled", "refund": "card_1", "date": "2026-05-01"}', "absent"),
+        ("ok", "present"),
+    ],
+)
+def test_an_api_write_that_returns_the_record_has_shown_the_new_state(output: str, expected: str) -> None:
+    t = T(task=None).user("Cancel AB1.").call("cancel_reservation", reservation_id="AB1").result(output)
+    t.say("Your booking has been cancelled.")
+    assert verdict("FM-3.2", t.build()).verdict == expected
