@@ -7,8 +7,9 @@ Present when, ignoring replayed context:
 * an agent sends the same substantive message (40+ characters, not a log line) 3+ times —
   short courtesy lines ("Can I help with anything else?") repeated after the work is done are
   a termination problem (FM-1.5), not a repeated step; or
-* an agent's message and the message that follows it are both repeated word for word later
-  (the same step, answered the same way: e.g. the same code meeting the same error).
+* an agent's message and the message that follows it (each 20+ characters) are both repeated
+  word for word later (the same step, answered the same way: e.g. the same code meeting the
+  same error).
 Absent when the trace has enough structured steps and neither happens.
 """
 
@@ -24,10 +25,13 @@ from mastkit.traces.model import Event, Trace
 CODE, NAME = "FM-1.3", "step_repetition"
 
 _MIN_MESSAGE = 40
+"""A message sent 3+ times must be this long: short courtesy lines repeat in healthy runs."""
+_MIN_EXCHANGE = 20
+"""Each side of a repeated message + reply must be this long (a pair repeating is stronger)."""
 
 
-def _substantive(text: str) -> bool:
-    return len(text) >= _MIN_MESSAGE and not is_log_line(text)
+def _substantive(text: str, minimum: int = _MIN_MESSAGE) -> bool:
+    return len(text) >= minimum and not is_log_line(text)
 
 
 def _output(result: Event | None) -> str | None:
@@ -46,7 +50,11 @@ def _repeated_exchanges(trace: Trace, live: set[int]) -> list[Evidence]:
     found: list[Evidence] = []
     for i in range(len(msgs) - 1):
         first = msgs[i]
-        if first.role in ("user", "system") or not _substantive(norm[i]) or not _substantive(norm[i + 1]):
+        if (
+            first.role in ("user", "system")
+            or not _substantive(norm[i], _MIN_EXCHANGE)
+            or not _substantive(norm[i + 1], _MIN_EXCHANGE)
+        ):
             continue
         key = (norm[i], norm[i + 1])
         if key in seen:
