@@ -256,3 +256,51 @@ def test_an_api_write_that_returns_the_record_has_shown_the_new_state(output: st
     t = T(task=None).user("Cancel AB1.").call("cancel_reservation", reservation_id="AB1").result(output)
     t.say("Your booking has been cancelled.")
     assert verdict("FM-3.2", t.build()).verdict == expected
+
+
+# FM-2.2 in chat-only runs and on a picked candidate ---------------------------------------------------
+
+
+def test_a_chat_team_that_guesses_what_the_question_means() -> None:
+    t = T(task="How tall is the tower?").user("How tall is the tower?")
+    t.say("Assuming 'the tower' means the Eiffel Tower.", actor="Researcher")
+    t.say("It is 330 m.", actor="Writer")
+    v = verdict("FM-2.2", t.build())
+    assert v.verdict == "present" and [v.evidence[0].seq_start, v.evidence[0].seq_end] == [1, 2]
+
+
+def test_a_chat_team_that_asks_is_absent() -> None:
+    t = T(task="How tall is the tower?").user("How tall is the tower?")
+    t.say(
+        "Assuming 'the tower' means the Eiffel Tower? Could you confirm which tower you mean?",
+        actor="Researcher",
+    )
+    assert verdict("FM-2.2", t.build()).verdict != "present"
+
+
+def test_picking_one_of_two_deployments_without_asking() -> None:
+    t = T(task="Restart the mailer deployment.").user("Restart the mailer deployment.")
+    t.sh("kubectl get deploy -A | grep mailer", "prod mailer 0/3\nstaging mailer 3/3")
+    t.say("mailer exists in prod and staging; I'll restart the prod one.")
+    t.sh("kubectl rollout restart deployment/mailer -n prod")
+    assert verdict("FM-2.2", t.build()).verdict == "present"
+
+
+# FM-1.5 past the end, FM-2.1 nudges ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rejected", [False, True])
+def test_work_after_a_completing_call(rejected: bool) -> None:
+    t = T(task="Find the flag.").user("Find the flag.").call("submit", answer="flag{a}").result("ok")
+    if rejected:
+        t.user("Your submission was incorrect. Please proceed and attempt to find the correct answer.")
+    t.sh("cat notes.txt", "x").sh("python decode.py", "flag{b}")
+    v = verdict("FM-1.5", t.build())
+    assert (v.verdict == "present") is not rejected
+
+
+def test_a_repeated_harness_nudge_is_not_a_reset() -> None:
+    nudge = "Please proceed to the next step using your best judgement and the tools you have."
+    t = T(task="Find the flag in the binary.").user("Find the flag in the binary.")
+    t.sh("strings bin", "x").user(nudge).sh("file bin", "ELF").user(nudge).sh("objdump -d bin", "...")
+    assert verdict("FM-2.1", t.build()).verdict == "absent"
