@@ -133,6 +133,12 @@ def test_a_call_outside_the_agents_tool_list() -> None:
     assert v.verdict == "present" and "delete_user" in (v.rationale or "")
 
 
+def test_a_hosted_tool_variant_is_among_the_tools() -> None:
+    agents = [AgentInfo(name="agent", tools=["web_search_preview"])]
+    t = T().user("q").call("web_search", query="x").result("r")
+    assert verdict("FM-1.2", t.build(agents=agents)).verdict == "absent"
+
+
 def test_a_conditional_sentence_in_a_system_prompt_is_not_a_prohibition() -> None:
     agents = [
         AgentInfo(name="agent", system_prompt="If the suite takes minutes, do not run tests. Be brief.")
@@ -304,3 +310,26 @@ def test_a_repeated_harness_nudge_is_not_a_reset() -> None:
     t = T(task="Find the flag in the binary.").user("Find the flag in the binary.")
     t.sh("strings bin", "x").user(nudge).sh("file bin", "ELF").user(nudge).sh("objdump -d bin", "...")
     assert verdict("FM-2.1", t.build()).verdict == "absent"
+
+
+# FM-3.1 nothing done, FM-2.2 assumptions about facts -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ending", "expected"), [("none", "present"), ("transfer", "unknown"), ("user", "unknown")]
+)
+def test_a_change_request_with_nothing_changed(ending: str, expected: str) -> None:
+    t = T(task=None).user("Please cancel reservation AB1.").call("get_reservation", reservation_id="AB1")
+    t.result('{"id": "AB1"}').say("This reservation cannot be cancelled under the policy.")
+    if ending == "transfer":
+        t.call("transfer_to_human_agents", summary="wants AB1 cancelled").result("Transfer successful")
+    if ending == "user":
+        t.user("OK, bye.")
+    assert verdict("FM-3.1", t.build()).verdict == expected
+
+
+def test_an_assumption_about_a_fact_is_not_about_the_request() -> None:
+    t = T(task=None).user("How many crocodiles were found in Florida?")
+    t.say("The placeholder file was wrong, so I'll assume we don't have the exact URL yet.", actor="Analyst")
+    t.say("Trying the USGS search page instead.", actor="Analyst")
+    assert verdict("FM-2.2", t.build()).verdict == "unknown"

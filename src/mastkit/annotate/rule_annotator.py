@@ -7,7 +7,8 @@ from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
 
-RULE_ANNOTATOR_VERSION = "rules-1"
+RULE_ANNOTATOR_VERSION = "rules-2"
+"""Bumped when detector behaviour changes (2: parsed signals, taxonomy binding, measured confidences)."""
 
 
 def rule_annotator_config(taxonomy: Taxonomy) -> AnnotatorConfig:

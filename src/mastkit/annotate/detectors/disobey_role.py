@@ -65,6 +65,17 @@ def _tool_names(tools: list[Any] | None) -> set[str] | None:
 _CONDITIONAL = re.compile(r"(?i)\b(?:if|when|unless|until|because|except)\b")
 
 
+def _allowed(name: str, allowed: set[str]) -> bool:
+    """A call name matches a listed tool, allowing for hosted-tool variants (``web_search`` is
+    listed as ``web_search_preview``) and namespaced names (``server.tool``)."""
+    low = name.lower()
+    for tool in allowed:
+        t = tool.lower()
+        if low == t or t.startswith(low + "_") or low.startswith(t + "_") or low.endswith("." + t):
+            return True
+    return False
+
+
 def _spec(agent: AgentInfo) -> str:
     """The role description, and the unconditional sentences of the system prompt."""
     sentences = re.split(r"(?<=[.!?])\s+|\n+", agent.system_prompt or "")
@@ -82,7 +93,7 @@ def _breaches(agent: AgentInfo, events: list[Event]) -> tuple[bool, list[Evidenc
     if allowed is not None:
         checkable = True
         for e in mine:
-            if e.tool_call is not None and e.tool_call.name not in allowed:
+            if e.tool_call is not None and not _allowed(e.tool_call.name, allowed):
                 found.append(
                     evidence_at(
                         [e], note=f"{agent.name} calls {e.tool_call.name}, which is not among its tools"

@@ -33,8 +33,10 @@ _AMBIGUOUS_RESULT = re.compile(
     r"customer|order|item|entry)|\d+ (?:matches|matching (?:users|accounts|customers|orders|records)) found)\b"
 )
 _ASSUMPTION = re.compile(
-    r"(?i)\b(?:(?:i(?:'ll| will)|let me|i am going to|i'm going to) (?:just )?(?:assume|guess|go with|pick)|"
-    r"assuming (?:that )?(?:you|the user|the customer|they|the task|the request)\b|"
+    r"(?i)\b(?:(?:i(?:'ll| will)|let me|i am going to|i'm going to) (?:just )?(?:go with|pick)\b|"
+    r"(?:i(?:'ll| will)|let me|i am going to|i'm going to) (?:just )?(?:assume|guess)\b(?=[^.;\n]{0,60}"
+    r"\b(?:you|user|customer|meant|means|mean|intended|refers|one|which)\b)|"
+    r"assuming (?:that )?(?:you|the user|the customer|the task|the request)\b|"
     r"(?:task|request|instructions?|requirements?|question|user) (?:is|are|was|were|seems?|appears?) "
     r"(?:to be )?(?:ambiguous|unclear|vague|under-?specified)|"
     r"(?:does not|doesn't|did not|didn't) (?:specify|say|mention|state) (?:which|what|whether|the)|"

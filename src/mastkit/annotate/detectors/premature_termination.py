@@ -83,10 +83,18 @@ def _request(trace: Trace) -> str:
 
 def _nothing_done(trace: Trace, live: list[Event], last_word: Event) -> Evidence | None:
     """A request for a change, a tool-using agent that never changed anything, and a last word
-    that is not a question back: the run ended with the work not done."""
+    that is not a question back: the run ended with the work not done. Not when the user had the
+    last word or the agent handed over to a human (a refusal under a policy may be right)."""
     if not _CHANGE_REQUEST.search(_request(trace)):
         return None
     calls = [e for e in live if e.tool_call is not None and e.is_agent_step()]
+    if live and live[-1].role == "user":
+        return None  # the user closed the conversation: a refusal or a deferral may be right
+    if any(
+        e.tool_call is not None and re.search(r"(?i)transfer|escalat|hand_?off", e.tool_call.name)
+        for e in calls
+    ):
+        return None  # handed to a human: whether the refusal was right needs the policy
     if not calls or any(
         e.tool_call is not None and is_state_change(e.tool_call) and not _HAND_OFF.search(e.tool_call.name)
         for e in calls
