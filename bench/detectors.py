@@ -212,6 +212,43 @@ def as_json(result: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+PRECISION = ROOT / "src" / "mastkit" / "annotate" / "detectors" / "precision.json"
+
+
+def precision_table(samples: Sequence[Sample], split: str, command: str) -> dict[str, Any]:
+    """Per rule detector: precision of its present verdicts and negative predictive value of its
+    absent verdicts on ``samples`` (the table rule verdicts take their confidence from)."""
+    from datetime import UTC, datetime
+
+    from mastkit.annotate.detectors._base import detectors
+
+    verdicts = rule_verdicts(samples)
+    table: dict[str, Any] = {}
+    for det in detectors("mast"):
+        pairs = [(s.labels.get(det.code), v.get(det.code)) for s, v in zip(samples, verdicts, strict=True)]
+        said = {side: [g for g, v in pairs if v == side and g is not None] for side in ("present", "absent")}
+        entry: dict[str, Any] = {"code": det.code}
+        for side, want in (("present", True), ("absent", False)):
+            golds = said[side]
+            right = sum(g is want for g in golds)
+            entry[side] = {
+                "value": round(right / len(golds), 4) if golds else None,
+                "n": len(golds),
+                "right": right,
+            }
+        table[det.name] = entry
+    return {
+        "generated": datetime.now(UTC).date().isoformat(),
+        "command": command,
+        "split": split,
+        "samples": len(samples),
+        "note": "present.value = precision of present verdicts; absent.value = share of absent verdicts that "
+        "are right (negative predictive value); n = verdicts measured. Read by "
+        "mastkit.annotate.detectors._precision.",
+        "detectors": table,
+    }
+
+
 def write_docs(block: str, path: Path = DOCS) -> None:
     """Replace the text between the markers in ``path`` with ``block``."""
     doc = path.read_text()
@@ -233,6 +270,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print the markdown table for docs/detectors.md")
     ap.add_argument("--write-docs", action="store_true", help="rewrite the table block in docs/detectors.md")
     ap.add_argument(
+        "--write-precision",
+        action="store_true",
+        help=f"rewrite {PRECISION.relative_to(ROOT)} (use --split dev)",
+    )
+    ap.add_argument(
         "--errors", metavar="CODES", default=None,
         help="also list the rules' false positives and misses for these modes (comma-separated, or 'all')",
     )  # fmt: skip
@@ -249,6 +291,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not corpus:
         print("no samples", file=sys.stderr)
         return 1
+    if args.write_precision:
+        if args.split != "dev":
+            ap.error("--write-precision measures on the dev split only (--split dev)")
+        cmd = "python bench/detectors.py --split dev --write-precision"
+        PRECISION.write_text(json.dumps(precision_table(corpus, args.split, cmd), indent=1) + "\n")
+        print(f"wrote {PRECISION.relative_to(ROOT)}", file=sys.stderr)
     result = evaluate(corpus)
     if args.json is not None:
         data = json.dumps(as_json(result), indent=2)

@@ -27,11 +27,15 @@ def verdict(code: str, trace: Trace) -> ModeVerdict:
 
 def test_all_planned_detectors_registered() -> None:
     assert set(DET) == {
+        "FM-1.1",
+        "FM-1.2",
         "FM-1.3",
         "FM-1.4",
         "FM-1.5",
         "FM-2.1",
         "FM-2.2",
+        "FM-2.4",
+        "FM-2.5",
         "FM-2.6",
         "FM-3.1",
         "FM-3.2",
@@ -121,7 +125,8 @@ def test_premature_termination_on_giving_up() -> None:
 
 
 def test_premature_termination_absent_with_final_answer() -> None:
-    t = T().user("q").sh("ls").say("Answer: 42")
+    # a question, not the default "Fix the failing checkout service." (asked to fix, it changes nothing)
+    t = T(task="What is 6 times 7?").user("q").sh("ls").say("Answer: 42")
     term = Termination(reason="submitted", by="agent")
     assert verdict("FM-3.1", t.build(termination=term)).verdict == "absent"
 
@@ -252,16 +257,26 @@ def test_reasoning_action_match_is_absent() -> None:
 # FM-2.2 ---------------------------------------------------------------------------------------
 
 
-def test_no_clarification_when_agent_guesses_after_auth_error() -> None:
+def test_guessed_credentials_after_an_auth_error_are_not_fm22() -> None:
+    # was "present": FM-2.2 is about an ambiguous task, not about recovering from a tool error
     t = T().user("deploy to prod").call("deploy", token="abc").result("HTTP 401 Unauthorized", error=True)
     t.call("deploy", token="admin123").result("HTTP 401 Unauthorized", error=True)
+    assert verdict("FM-2.2", t.build()).verdict == "unknown"
+
+
+def test_no_clarification_when_agent_picks_one_of_several_matches() -> None:
+    t = T().user("Cancel the order for Jane Smith.").call("find_customer", full_name="Jane Smith")
+    t.result("2 matching customers found: cust_11 (Boston), cust_42 (Denver)")
+    t.call("cancel_order", customer_id="cust_11").result("cancelled")
     v = verdict("FM-2.2", t.build())
-    assert v.verdict == "present" and "401" in (v.evidence[0].quote or "")
+    assert v.verdict == "present" and "matching customers found" in (v.evidence[0].quote or "")
+    assert [v.evidence[0].seq_start, v.evidence[0].seq_end] == [2, 3]
 
 
-def test_asking_after_auth_error_is_absent() -> None:
-    t = T().user("deploy to prod").call("deploy", token="abc").result("HTTP 401 Unauthorized", error=True)
-    t.say("The token was rejected. Could you provide a valid deploy token?")
+def test_asking_which_match_is_absent() -> None:
+    t = T().user("Cancel the order for Jane Smith.").call("find_customer", full_name="Jane Smith")
+    t.result("2 matching customers found: cust_11 (Boston), cust_42 (Denver)")
+    t.say("I found two customers named Jane Smith. Which one is you: Boston or Denver?")
     assert verdict("FM-2.2", t.build()).verdict == "absent"
 
 

@@ -22,7 +22,7 @@ def test_config_names_kind_version_taxonomy_and_detectors() -> None:
         MAST.id,
         MAST.version,
     )
-    assert RULE_ANNOTATOR_VERSION == "rules-1"
+    assert RULE_ANNOTATOR_VERSION == "rules-2"
     assert config.options == {"detectors": [d.name for d in detectors()]}
     assert "step_repetition" in config.options["detectors"]
 
@@ -32,7 +32,7 @@ def test_a_failing_detector_becomes_an_unknown_verdict_and_an_error(monkeypatch:
         raise RuntimeError("boom")
 
     detectors()  # discover the real ones first, then swap one for a broken one
-    monkeypatch.setitem(_base._DETECTORS, "FM-1.1", Detector("FM-1.1", "broken", broken, "raises"))
+    monkeypatch.setitem(_base._DETECTORS, ("mast", "FM-1.1"), Detector("FM-1.1", "broken", broken, "raises"))
     trace = Trace(
         trace_id="t", source_format="test", events=[Event(seq=0, kind="message", actor="a", content="hi")]
     )

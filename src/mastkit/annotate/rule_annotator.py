@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from mastkit.annotate.detectors._base import detectors
+from mastkit.annotate.detectors._base import detector_for, detectors
 from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
 
-RULE_ANNOTATOR_VERSION = "rules-1"
+RULE_ANNOTATOR_VERSION = "rules-2"
+"""Bumped when detector behaviour changes (2: parsed signals, taxonomy binding, measured confidences)."""
 
 
 def rule_annotator_config(taxonomy: Taxonomy) -> AnnotatorConfig:
@@ -17,23 +18,25 @@ def rule_annotator_config(taxonomy: Taxonomy) -> AnnotatorConfig:
         prompt_version=RULE_ANNOTATOR_VERSION,
         taxonomy_id=taxonomy.id,
         taxonomy_version=taxonomy.version,
-        options={"detectors": [d.name for d in detectors()]},
+        options={"detectors": [d.name for d in detectors(taxonomy)]},
     )
 
 
 def run_detectors(trace: Trace, taxonomy: Taxonomy) -> list[ModeVerdict]:
-    """One verdict per taxonomy mode: the detector's when there is one, else ``unknown``."""
-    by_code = {d.code: d for d in detectors()}
+    """One verdict per taxonomy mode: the detector's when there is one, else ``unknown``.
+
+    Detectors bind to a mode of a taxonomy (its id and code), so a custom taxonomy that reuses
+    a MAST code with another meaning gets ``unknown`` there, not MAST's detector."""
     verdicts = []
     for mode in taxonomy.modes:
-        det = by_code.get(mode.code)
+        det = detector_for(taxonomy, mode.code)
         if det is None:
             verdicts.append(
                 ModeVerdict(
                     code=mode.code,
                     verdict="unknown",
                     source="rule",
-                    rationale="no rule detector for this mode",
+                    rationale=f"no rule detector for mode {mode.code} of taxonomy {taxonomy.id!r}",
                 )
             )
             continue

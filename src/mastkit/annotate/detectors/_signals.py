@@ -1,7 +1,10 @@
 """Observable signals several detectors read: success claims, checks, state changes, errors.
 
-Kept deliberately conservative (precision over recall); each pattern is a word-bounded
-regex over event text or tool command text.
+Kept deliberately conservative (precision over recall). Shell commands are parsed with
+:mod:`~mastkit.annotate.detectors._shell`, test-runner output with
+:mod:`~mastkit.annotate.detectors._runners`, and claims are read per clause with negation and
+modality by :mod:`~mastkit.annotate.detectors._claims`; the remaining patterns are word-bounded
+regexes over tool names and message text.
 """
 
 from __future__ import annotations
@@ -10,31 +13,26 @@ import re
 
 import orjson
 
-from mastkit.traces.model import Event, ToolCall, Trace
-
-SUCCESS_CLAIM = re.compile(
-    r"(?i)\b(?:(?:has|have|is|are|was|been|now)\s+(?:been\s+)?(?:successfully\s+)?"
-    r"(?:fixed|resolved|completed|restored|mitigated|solved|implemented|deployed|verified)"
-    r"|(?:successfully|finally)\s+(?:fixed|resolved|completed|restored|mitigated|solved|implemented|deployed)"
-    r"|issue is (?:now )?(?:fixed|resolved)|problem is (?:now )?(?:fixed|resolved|solved)"
-    r"|task (?:is|has been) (?:now )?(?:complete|completed|done|finished)"
-    r"|all (?:the )?tests (?:now )?pass|tests? (?:are |is )?(?:now )?passing"
-    r"|incident (?:is |has been )?(?:now )?resolved|everything (?:is )?working"
-    r"|should (?:now )?be (?:fixed|resolved|working)"
-    r"|(?:restart|rollback|roll-back|fix|change|patch|update|redeploy)\s+(?:has\s+)?(?:resolved|fixed)"
-    r"|resolved the [\w -]{0,40}(?:incident|issue|alert|problem|outage))\b"
-    r"|\bverified:|(?:^|\n)\s*(?:resolved|fixed|done)[.!:]"
+from mastkit.annotate.detectors._claims import GIVE_UP as GIVE_UP
+from mastkit.annotate.detectors._claims import SUCCESS_CLAIM as SUCCESS_CLAIM
+from mastkit.annotate.detectors._claims import give_up as give_up
+from mastkit.annotate.detectors._claims import success_claim as success_claim
+from mastkit.annotate.detectors._runners import parse_test_summary
+from mastkit.annotate.detectors._shell import (
+    KNOWN_PROGRAMS,
+    SimpleCommand,
+    acting,
+    command_checks,
+    command_writes,
+    is_status_only,
+    is_test_runner,
+    parse_command,
 )
+from mastkit.traces.model import Event, ToolCall, Trace
 
 # Tools an agent calls to hand in its work (an implicit claim that the task is done).
 SUBMIT_TOOLS = re.compile(
     r"(?i)^(?:submit|finish|final_answer|task_complete|attempt_completion|complete_task|done)$"
-)
-
-GIVE_UP = re.compile(
-    r"(?i)\b(?:i (?:can(?:no|')t|am unable to|was unable to|could not|couldn't) (?:complete|finish|solve|fix|"
-    r"continue|proceed|determine|find)|unable to (?:complete|finish|solve|proceed)|i(?:'ll| will) stop here|"
-    r"giving up|give up|beyond (?:my|the) (?:scope|capabilit)|too complex to)\b"
 )
 
 CONTINUE_ONLY = re.compile(r"(?i)^\s*(?:please\s+)?(?:continue|keep going|go on|proceed)[\s.!]*$")
@@ -57,30 +55,20 @@ AUTH_OR_VALIDATION_ERROR = re.compile(
 FAILURE_OUTPUT = re.compile(
     r"(?i)(?:\b(?:FAILED|FAILURES?|ERROR|Traceback|exception|error:|fatal:|command not found|No such file|"
     r"CrashLoopBackOff|ImagePullBackOff|OOMKilled|5\d\d (?:Internal|Bad|Service)|AssertionError)\b"
-    r"|\b\d+ failed\b)"
+    r"|\b[1-9]\d* failed\b)"
 )
 
 _STATE_CHANGE_TOOLS = re.compile(
     r"(?i)(?:^|[_.:-])(?:edit|write|create|apply|patch|replace|str_replace|insert|delete|remove|update|set|"
-    r"deploy|restart|rollout|scale|install|commit|move|rename|submit)(?:$|[_.:-])"
+    r"deploy|restart|rollout|scale|install|commit|move|rename|submit|cancel|book|refund|exchange|return|modify|"
+    r"send|pay|charge|reserve|purchase|buy|place|add|upsert|rollback|revert|kill|terminate|stop|start|"
+    r"enable|disable|assign|approve|merge|upload|post|put|close|resolve|reopen|escalate)(?:$|[_.:-])"
 )
-_STATE_CHANGE_COMMANDS = re.compile(
-    r"(?i)(?:\bsed\s+-i\b|>\s*[\w./-]+|\btee\b|\bkubectl\s+(?:apply|patch|edit|delete|scale|set|rollout\s+restart|"
-    r"create|replace|annotate|label)\b|\bhelm\s+(?:install|upgrade|rollback)\b|\bgit\s+(?:apply|commit|checkout|"
-    r"reset|merge|cherry-pick)\b|\bpatch\s+-p|\bpip\s+install\b|\bnpm\s+install\b|\bmv\b|\bcp\b|\brm\b|"
-    r"\bsystemctl\s+(?:restart|start|stop)\b|\bdocker\s+(?:restart|run|stop)\b|\bcat\s*>|\bapply_patch\b)"
-)
-_CHECK_COMMANDS = re.compile(
-    r"(?i)(?:\bpytest\b|\bpython\s+-m\s+(?:pytest|unittest)\b|\b(?:npm|yarn|pnpm)\s+(?:run\s+)?test\b|"
-    r"\bgo\s+test\b|\bcargo\s+test\b|\bmake\s+(?:test|check)\b|\btox\b|\bnox\b|\bcurl\b|\bwget\b|"
-    r"\bkubectl\s+(?:get|describe|logs|top|rollout\s+status)\b|\bsystemctl\s+status\b|\bgrep\b|\bdiff\b|"
-    r"\bpython3?\s+[\w./-]+\.py\b|\bnode\s+[\w./-]+\.js\b|\bhealth|\bverify|\bvalidat|\bcheck|\btest)"
-)
-# Checks that only show that something exists or runs, not that it behaves correctly.
-STATUS_ONLY_COMMANDS = re.compile(
-    r"(?i)^\s*(?:kubectl\s+get\s+(?:pods?|deploy(?:ments?)?|svc|services?|nodes?)\b(?!.*-o\s*json)|"
-    r"systemctl\s+status\b|ps\b|ls\b|cat\b|echo\b|docker\s+ps\b|pwd\b|which\b)"
-)
+
+_SHELL_TOOLS = frozenset(
+    {"bash", "shell", "sh", "terminal", "execute", "execute_bash", "run", "run_command", "exec", "cmd",
+     "execute_command", "run_shell_command", "shell_command", "local_shell"}
+)  # fmt: skip
 
 
 def command_text(call: ToolCall) -> str:
@@ -105,19 +93,11 @@ def full_command(call: ToolCall) -> str:
     often take only its arguments (``get pods``), so the tool name is put in front."""
     text = command_text(call).strip()
     name = call.name.strip()
-    generic = {
-        "bash",
-        "shell",
-        "sh",
-        "terminal",
-        "execute",
-        "execute_bash",
-        "run",
-        "run_command",
-        "exec",
-        "cmd",
-    }
-    if _CLI_TOOL.match(name) and name.lower() not in generic and not text.lower().startswith(name.lower()):
+    if (
+        _CLI_TOOL.match(name)
+        and name.lower() not in _SHELL_TOOLS
+        and not text.lower().startswith(name.lower())
+    ):
         return f"{name} {text}"
     return text
 
@@ -135,40 +115,168 @@ def canonical_call(call: ToolCall) -> str:
     return f"{call.name}:{' '.join(text.split())}"
 
 
+def call_commands(call: ToolCall) -> list[SimpleCommand]:
+    """The parsed simple commands a call runs (empty for a call that is not a command)."""
+    name = call.name.strip().lower()
+    text = full_command(call)
+    if not text.strip():
+        return []
+    if name in _SHELL_TOOLS or name in KNOWN_PROGRAMS or _has_command_arg(call):
+        return acting(parse_command(text))
+    return []
+
+
+def _has_command_arg(call: ToolCall) -> bool:
+    """A ``command`` argument that is a command line (not an editor verb like ``str_replace``)."""
+    args = call.arguments
+    if not isinstance(args, dict):
+        return False
+    for key in ("command", "cmd", "script"):
+        val = args.get(key)
+        if isinstance(val, str) and val.strip():
+            return " " in val.strip() or val.split()[0].rsplit("/", 1)[-1] in KNOWN_PROGRAMS
+    return False
+
+
+_EDITOR_WRITE_VERBS = frozenset({"create", "str_replace", "insert", "write", "edit", "append", "undo_edit"})
+
+
+def _editor_verb(call: ToolCall) -> str | None:
+    """The verb of a file-editor call (``view``, ``create``, ``str_replace``), also when the
+    command repeats the tool name (SWE-agent: ``str_replace_editor create /x.py ...``)."""
+    args = call.arguments
+    if not isinstance(args, dict) or not isinstance(args.get("command"), str):
+        return None
+    words = args["command"].split()
+    if words and words[0] == call.name:
+        words = words[1:]
+    if not words:
+        return None
+    verb = words[0].lower()
+    return verb if verb in _EDITOR_WRITE_VERBS or verb in _READ_ONLY_EDITOR_COMMANDS else None
+
+
+def _known(call: ToolCall) -> list[SimpleCommand]:
+    """The parsed commands, when the call is a command line of programs the classifiers know."""
+    cmds = call_commands(call)
+    return cmds if any(c.program in KNOWN_PROGRAMS or command_writes(c) for c in cmds) else []
+
+
 def is_state_change(call: ToolCall) -> bool:
     """True when the call changes the environment (edits, applies, restarts, installs...)."""
-    args = call.arguments
-    if isinstance(args, dict) and str(args.get("command", "")).lower() in _READ_ONLY_EDITOR_COMMANDS:
-        return False  # file-editor tools (str_replace_editor view ...)
-    if _STATE_CHANGE_TOOLS.search(call.name):
-        return True
-    return bool(_STATE_CHANGE_COMMANDS.search(full_command(call)))
+    verb = _editor_verb(call)
+    if verb is not None:
+        return verb in _EDITOR_WRITE_VERBS  # file-editor tools (str_replace_editor view/create ...)
+    cmds = _known(call)
+    if cmds:
+        return any(command_writes(c) for c in cmds)
+    return bool(_STATE_CHANGE_TOOLS.search(call.name))
 
 
 _CHECK_TOOLS = re.compile(
-    r"(?i)(?:^|[_.:-])(?:get|status|describe|inspect|health|query|show|observe|monitor)(?:$|[_.:-])"
+    r"(?i)(?:^|[_.:-])(?:get|status|describe|inspect|health|query|show|observe|monitor|test|tests|check|"
+    r"verify|validate|logs?|metrics|search|read|view|list|fetch)(?:$|[_.:-])"
 )
 
 
 def is_check(call: ToolCall) -> bool:
-    """True when the call looks like a test, probe or inspection."""
-    if is_state_change(call) and not (_CHECK_COMMANDS.search(call.name) or _CHECK_TOOLS.search(call.name)):
+    """True when the call tests, probes or inspects — and, in a command line that also changes
+    something, the check runs after the last change (``sed -i ... && pytest``)."""
+    verb = _editor_verb(call)
+    if verb is not None:
+        return False  # reading a file back is not a check of behaviour
+    cmds = _known(call)
+    if cmds:
+        last_write = max((i for i, c in enumerate(cmds) if command_writes(c)), default=-1)
+        return any(command_checks(c) and not command_writes(c) for c in cmds[last_write + 1 :])
+    if _STATE_CHANGE_TOOLS.search(call.name) and not _CHECK_TOOLS.search(call.name):
         return False
-    return bool(
-        _CHECK_COMMANDS.search(call.name)
-        or _CHECK_TOOLS.search(call.name)
-        or _CHECK_COMMANDS.search(full_command(call))
+    return bool(_CHECK_TOOLS.search(call.name))
+
+
+def checks_after_own_change(call: ToolCall) -> bool:
+    """A command line that changes something and then checks it (``sed -i ... && pytest``)."""
+    return is_state_change(call) and is_check(call)
+
+
+def is_test_run(call: ToolCall) -> bool:
+    """True when the call runs a test suite."""
+    return any(is_test_runner(c) for c in call_commands(call)) or bool(
+        re.search(r"(?i)(?:^|_)(?:run_)?tests?(?:$|_)", call.name)
     )
 
 
-def result_failed(result: Event | None) -> bool:
-    """True when a tool result reports failure (error flag, non-zero exit, failure text)."""
+def is_status_probe(call: ToolCall) -> bool:
+    """True when every command of the call only shows that things exist or run."""
+    cmds = call_commands(call)
+    return bool(cmds) and all(is_status_only(c) for c in cmds)
+
+
+_POD_BAD_STATUS = frozenset(
+    {"crashloopbackoff", "error", "imagepullbackoff", "errimagepull", "oomkilled", "pending", "containercreating",
+     "createcontainerconfigerror", "init:error", "init:crashloopbackoff", "evicted", "terminating"}
+)  # fmt: skip
+
+
+def pods_unhealthy(output: str) -> bool:
+    """``kubectl get pods`` table output with a pod not ready or in a bad status."""
+    lines = [ln.split() for ln in output.strip().splitlines() if ln.strip()]
+    if not lines or "READY" not in lines[0] or "STATUS" not in lines[0]:
+        return False
+    ready_col, status_col = lines[0].index("READY"), lines[0].index("STATUS")
+    for row in lines[1:]:
+        if len(row) <= max(ready_col, status_col):
+            continue
+        ready, status = row[ready_col], row[status_col].lower()
+        m = re.fullmatch(r"(\d+)/(\d+)", ready)
+        if status in _POD_BAD_STATUS or (m and status != "completed" and int(m.group(1)) < int(m.group(2))):
+            return True
+    return False
+
+
+_HTTP_5XX = re.compile(r"^\s*5\d\d\s*$")
+
+
+def result_failed(result: Event | None, *, strict: bool = False) -> bool:
+    """True when a tool result reports failure.
+
+    Structural signals first: the error flag, a non-zero exit code, a test runner's summary
+    ("5 passed, 0 failed" is a pass). Without those, failure words in the output count unless
+    ``strict`` (then only structural signals and a bare 5xx status code do).
+    """
     if result is None or result.tool_result is None:
         return False
     r = result.tool_result
     if r.is_error or (r.exit_code is not None and r.exit_code != 0):
         return True
-    return bool(FAILURE_OUTPUT.search((r.output or "")[-4000:]))
+    output = r.output or ""
+    summary = parse_test_summary(output)
+    if summary is not None:
+        return summary.failed > 0
+    if _HTTP_5XX.match(output) or pods_unhealthy(output):
+        return True
+    if strict:
+        return False
+    return bool(FAILURE_OUTPUT.search(output[-4000:]))
+
+
+# Harness log lines written as messages ("[2025-01-17 11:36:43 INFO] ...", "X - INFO - ...").
+_LOG_LINE = re.compile(r"^\s*\[?\d{4}-\d\d-\d\d[ T]\d|^\S+ - (?:INFO|DEBUG|WARNING|ERROR) - ")
+
+
+def is_log_line(text: str) -> bool:
+    """True for a harness log line recorded as a message (not something an agent said)."""
+    return bool(_LOG_LINE.search(text))
+
+
+def submitted_text(args: object) -> str | None:
+    """The summary/answer text a submission call carries, if any."""
+    if isinstance(args, dict):
+        for key in ("summary", "message", "answer", "result", "final_answer", "text", "output"):
+            val = args.get(key)
+            if isinstance(val, str):
+                return val
+    return None
 
 
 def agent_texts(trace: Trace) -> list[Event]:

@@ -1,7 +1,9 @@
 """FM-2.1 Conversation Reset: the dialogue restarts mid-run and progress is lost.
 
-Present when the task or system prompt is issued again after work has started (not as
-replayed context from a resumed session), or an agent announces starting over from scratch.
+Present when the task or system prompt — the opening system/user message, or the trace's task —
+is issued again after work has started (not as replayed context from a resumed session), or an
+agent announces starting over from scratch. A repeated harness nudge ("Please proceed to the
+next step") or a framework's per-phase prompt is not the task and does not count.
 Absent when the run has several turns and neither happens.
 """
 
@@ -40,6 +42,13 @@ def conversation_reset(trace: Trace) -> ModeVerdict:
         return unknown(CODE, NAME, "too few structured events")
     live = live_events(trace)
     first: dict[str, int] = {}
+    opening = {
+        _norm(e.content)
+        for e in live[:3]
+        if e.kind == "message" and e.role in ("system", "user") and e.content
+    }
+    if trace.task:
+        opening.add(_norm(trace.task))
     findings: list[Evidence] = []
     worked = False
     for e in live:
@@ -47,7 +56,7 @@ def conversation_reset(trace: Trace) -> ModeVerdict:
             worked = True
         if e.kind == "message" and e.role in ("system", "user") and e.content and len(e.content) >= 50:
             key = _norm(e.content)
-            if key in first and worked:
+            if key in first and worked and key in opening:
                 findings.append(
                     evidence_at([e], note=f"the {e.role} prompt of event {first[key]} is issued again")
                 )
@@ -62,7 +71,7 @@ def conversation_reset(trace: Trace) -> ModeVerdict:
             m = _RESTART.search(e.content)
             findings.append(evidence_at([e], note="an agent starts over", text=m.group(0) if m else None))
     if findings:
-        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), 0.75)
+        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings))
     if len(live) >= 6:
-        return absent(CODE, NAME, "the task is issued once and nobody starts over", 0.6)
+        return absent(CODE, NAME, "the task is issued once and nobody starts over")
     return unknown(CODE, NAME, "too short to judge")

@@ -99,12 +99,11 @@ def loss_of_history(trace: Trace) -> ModeVerdict:
                 )
             )
     if findings:
-        conf = 0.8 if compactions else 0.65
-        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), conf)
+        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings))
     if compactions:
         v = unknown(CODE, NAME, "the context was compacted, but no sign that needed history was lost")
         v.extra["compactions"] = [c.seq for c in compactions]
         return v
     if len(live) >= 6:
-        return absent(CODE, NAME, "no compaction and nothing asked twice", 0.55)
+        return absent(CODE, NAME, "no compaction and nothing asked twice")
     return unknown(CODE, NAME, "too short to judge")

@@ -2,7 +2,10 @@
 
 Present when an agent's message/reasoning announces a specific next action — a tool of the
 trace by name ("I'll use the search tool") or a backticked command ("I will run `pytest`") —
-and the agent's very next tool call uses a different tool / a different command.
+and the agent's very next tool call uses a different tool / a different command. Commands are
+compared structurally (parsed with shlex): ``pytest -q`` and ``cd /repo && pytest -q 2>&1``
+are the same command; only commands whose heads (``kubectl logs`` vs ``kubectl get``) share
+nothing differ.
 Also present when it announces a change to specific files ("I'll change httpkit/retry.py") and
 its next state-changing call touches only other files.
 Absent when announced actions match what is executed (at least two announcements checked).
@@ -13,7 +16,8 @@ from __future__ import annotations
 import re
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, present, unknown
-from mastkit.annotate.detectors._signals import command_text, is_state_change
+from mastkit.annotate.detectors._shell import KNOWN_PROGRAMS, acting, parse_command
+from mastkit.annotate.detectors._signals import call_commands, command_text, is_state_change
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.traces.model import Event, Trace
 
@@ -29,9 +33,37 @@ _EDIT_INTENT = re.compile(
     r"(?:change|edit|modify|update|fix|patch|rewrite|refactor|adjust)\b"
 )
 _PATH = re.compile(
-    r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|"
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|"
     r"yaml|yml|json|toml|cfg|ini|md|sh|sql|tf))\b"
 )
+
+
+# "I'll check the spec first", "Before changing anything I'll read ...": a read-only next step.
+_LOOK_INTENT = re.compile(
+    r"(?i)\b(?:i will|i'll|let me|i am going to|i'm going to)\s+(?:first\s+)?"
+    r"(?:check|read|look at|inspect|review|examine|view|verify|list|describe)\b"
+)
+
+
+def _look_then_change(e: Event, events: list[Event], i: int) -> Evidence | None:
+    """Announced a look (read, check, inspect); the agent's very next call changes state instead."""
+    m = _LOOK_INTENT.search(e.content or "")
+    if m is None:
+        return None
+    nxt = next(
+        (
+            x
+            for x in events[i + 1 :]
+            if x.actor == e.actor
+            and (x.tool_call is not None or (x.kind in ("message", "reasoning") and x.content))
+        ),
+        None,
+    )
+    if nxt is None or nxt.tool_call is None or not is_state_change(nxt.tool_call):
+        return None
+    return evidence_at(
+        [e, nxt], note=f"says it will {m.group(0).split()[-1]} first, changes state instead", text=m.group(0)
+    )
 
 
 def _paths(text: str) -> set[str]:
@@ -71,46 +103,8 @@ def _file_mismatch(e: Event, events: list[Event], i: int) -> Evidence | None:
     )
 
 
-# Commands whose first word is only a multiplexer: compare their sub-command too.
-_MULTI = {
-    "kubectl",
-    "git",
-    "docker",
-    "npm",
-    "yarn",
-    "pnpm",
-    "helm",
-    "systemctl",
-    "aws",
-    "gcloud",
-    "az",
-    "cargo",
-    "go",
-    "make",
-    "python",
-    "python3",
-    "pip",
-    "uv",
-    "poetry",
-    "terraform",
-    "oc",
-    "podman",
-}
-
-
-def _cmd_head(text: str) -> str:
-    """The part of a command that says what it does: ``kubectl logs``, ``pytest``, ``ls``."""
-    words = text.strip().split()
-    if not words:
-        return ""
-    head = [words[0].rsplit("/", 1)[-1].lower()]
-    if head[0] in _MULTI and len(words) > 1:
-        head.append(words[1].lower())
-    return " ".join(head)
-
-
-def _announced(e: Event, tool_names: set[str]) -> tuple[str, str] | None:
-    """(kind, value) of an announced next action: ('tool', name) or ('cmd', head of command)."""
+def _announced(e: Event, tool_names: set[str]) -> tuple[str, frozenset[str]] | None:
+    """(kind, values) of an announced next action: ('tool', {name}) or ('cmd', heads of the command)."""
     text = e.content or ""
     m = _INTENT.search(text)
     if not m:
@@ -120,13 +114,14 @@ def _announced(e: Event, tool_names: set[str]) -> tuple[str, str] | None:
     if bt:
         value = bt.group(1)
         if value in tool_names:
-            return ("tool", value)
-        if " " in value.strip():
-            return ("cmd", _cmd_head(value))
+            return ("tool", frozenset({value}))
+        said = acting(parse_command(value))
+        if " " in value.strip() and said and all(c.program in KNOWN_PROGRAMS for c in said):
+            return ("cmd", frozenset(c.head for c in said))
     words = re.findall(r"[\w.-]+", tail[len(m.group(0)) - 1 :][:120])
     for w in words[:8]:
         if w in tool_names:
-            return ("tool", w)
+            return ("tool", frozenset({w}))
     return None
 
 
@@ -141,6 +136,11 @@ def reasoning_action_mismatch(trace: Trace) -> ModeVerdict:
     checked = 0
     for i, e in enumerate(events):
         if e.kind not in ("message", "reasoning") or e.role in ("user", "tool", "system") or not e.content:
+            continue
+        looked = _look_then_change(e, events, i)
+        if looked is not None:
+            findings.append(looked)
+            checked += 1
             continue
         wrong_file = _file_mismatch(e, events, i)
         if wrong_file is not None:
@@ -162,16 +162,23 @@ def reasoning_action_mismatch(trace: Trace) -> ModeVerdict:
         if nxt is None or nxt.tool_call is None or nxt.actor != e.actor:
             continue
         checked += 1
-        kind, value = said
+        kind, values = said
         call = nxt.tool_call
-        if kind == "tool" and call.name != value:
+        if kind == "tool" and call.name not in values:
+            (value,) = values
             findings.append(evidence_at([e, nxt], note=f"says it will use {value}, calls {call.name}"))
         elif kind == "cmd":
-            done = _cmd_head(command_text(call))
-            if done and value != done:
-                findings.append(evidence_at([e, nxt], note=f"says it will run '{value}…', runs '{done}…'"))
+            # structural: the commands' heads (``cd X &&``, ``sudo``, redirections dropped) share nothing
+            done = {c.head for c in call_commands(call)}
+            if done and values.isdisjoint(done):
+                findings.append(
+                    evidence_at(
+                        [e, nxt],
+                        note=f"says it will run '{' / '.join(sorted(values))}…', runs '{' / '.join(sorted(done))}…'",
+                    )
+                )
     if findings:
-        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), 0.7)
+        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings))
     if checked >= 2:
-        return absent(CODE, NAME, f"{checked} announced actions match the calls that follow", 0.6)
+        return absent(CODE, NAME, f"{checked} announced actions match the calls that follow")
     return unknown(CODE, NAME, "too few explicit announcements of the next action to compare")

@@ -1,25 +1,37 @@
 """FM-1.3 Step Repetition: the same tool call (or the same message) repeated without progress.
 
 Present when, ignoring replayed context:
-* an identical call (same tool, same arguments) is made 3+ times, or twice in a row, and
-  the repeats return the same output as the first (nothing changed in between); or
-* an agent sends the same non-trivial message text 3+ times; or
-* an agent's message and the message that follows it are both repeated word for word later
-  (the same step, answered the same way: e.g. the same code meeting the same error).
+* an identical call (same tool, same arguments) is made 3+ times and the repeats return the
+  same output as the first (nothing changed in between; twice is too common in healthy runs —
+  a re-read, a status poll — to count); or
+* an agent sends the same substantive message (40+ characters, not a log line) 3+ times —
+  short courtesy lines ("Can I help with anything else?") repeated after the work is done are
+  a termination problem (FM-1.5), not a repeated step; or
+* an agent's message and the message that follows it (each 20+ characters) are both repeated
+  word for word later (the same step, answered the same way: e.g. the same code meeting the
+  same error).
 Absent when the trace has enough structured steps and neither happens.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
-from mastkit.annotate.detectors._signals import canonical_call, structured_enough
+from mastkit.annotate.detectors._signals import canonical_call, is_log_line, structured_enough
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.traces.model import Event, Trace
 
 CODE, NAME = "FM-1.3", "step_repetition"
+
+_MIN_MESSAGE = 40
+"""A message sent 3+ times must be this long: short courtesy lines repeat in healthy runs."""
+_MIN_EXCHANGE = 20
+"""Each side of a repeated message + reply must be this long (a pair repeating is stronger)."""
+
+
+def _substantive(text: str, minimum: int = _MIN_MESSAGE) -> bool:
+    return len(text) >= minimum and not is_log_line(text)
 
 
 def _output(result: Event | None) -> str | None:
@@ -38,7 +50,11 @@ def _repeated_exchanges(trace: Trace, live: set[int]) -> list[Evidence]:
     found: list[Evidence] = []
     for i in range(len(msgs) - 1):
         first = msgs[i]
-        if first.role in ("user", "system") or len(norm[i]) < 20 or len(norm[i + 1]) < 20:
+        if (
+            first.role in ("user", "system")
+            or not _substantive(norm[i], _MIN_EXCHANGE)
+            or not _substantive(norm[i + 1], _MIN_EXCHANGE)
+        ):
             continue
         key = (norm[i], norm[i + 1])
         if key in seen:
@@ -70,11 +86,10 @@ def step_repetition(trace: Trace) -> ModeVerdict:
         calls[key].append((call, result))
         order.append(key)
     findings: list[Evidence] = []
-    for key, hits in calls.items():
+    for hits in calls.values():
         first_out = _output(hits[0][1])
         same = [c for c, r in hits[1:] if _output(r) == first_out]
-        consecutive = any(a == b == key for a, b in itertools.pairwise(order))
-        if len(same) >= 2 or (same and consecutive):
+        if len(same) >= 2:
             events = [hits[0][0], *same]
             findings.append(
                 evidence_at(
@@ -87,7 +102,7 @@ def step_repetition(trace: Trace) -> ModeVerdict:
         if e.seq in live and e.kind == "message" and e.content and e.role != "user":
             n_msgs += 1
             norm = " ".join(e.content.split()).lower()
-            if len(norm) >= 20:
+            if _substantive(norm):
                 texts[(e.actor or "", norm)].append(e)
     for (_actor, _norm), hits2 in texts.items():
         if len(hits2) >= 3:
@@ -95,10 +110,7 @@ def step_repetition(trace: Trace) -> ModeVerdict:
     findings.extend(_repeated_exchanges(trace, live))
     if findings:
         findings.sort(key=lambda ev: ev.seq_start or 0)
-        conf = 0.85 if any("identical calls" in (f.note or "") for f in findings) else 0.6
-        return present(
-            CODE, NAME, findings, f"{len(findings)} repeated step(s) without a change of state", conf
-        )
+        return present(CODE, NAME, findings, f"{len(findings)} repeated step(s) without a change of state")
     if len(order) >= 3 or n_msgs >= 6:
         return absent(CODE, NAME, "no tool call or message is repeated without progress")
     return unknown(CODE, NAME, "too few tool calls or messages to judge repetition")

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
-from mastkit.annotate.detectors._signals import CONTINUE_ONLY, structured_enough
+from mastkit.annotate.detectors._signals import CONTINUE_ONLY, is_log_line, result_failed, structured_enough
 from mastkit.annotate.model import Evidence, ModeVerdict
-from mastkit.traces.model import Trace
+from mastkit.traces.model import Event, Trace
 
 CODE, NAME = "FM-1.5", "unaware_of_termination"
 
@@ -71,6 +71,72 @@ def _missing_stop_signal(trace: Trace) -> Evidence | None:
     return None
 
 
+# The user says they are done ("that's it, thanks", "no thanks", "bye").
+_USER_DONE = re.compile(
+    r"(?i)^\W*(?:no(?:pe)?,? thanks?(?: you)?|no,? that'?s (?:it|all)|that'?s (?:it|all)|no\.?$|bye|goodbye|"
+    r"nothing (?:else|more)|all good|i'?m (?:all set|done|good))\b"
+)
+# Tools that complete the task (closing the ticket, submitting, resolving).
+_COMPLETES = re.compile(r"(?i)(?:^|[_.:-])(?:close|resolve|submit|finish|complete)(?:$|[_.:-])")
+
+
+_REJECTED = re.compile(r"(?i)\b(?:incorrect|rejected|wrong|invalid|not accepted|try again)\b")
+
+
+def _past_the_end(live: list[Event], results: dict[int, Event | None]) -> list[Evidence]:
+    """Work or talk that goes on after the run's end was reached: 2+ agent messages after the
+    user said they are done, or 2+ more tool calls after the task-completing call."""
+    found: list[Evidence] = []
+    done = next(
+        (e for e in live if e.role == "user" and e.kind == "message" and _USER_DONE.search(e.content or "")),
+        None,
+    )
+    if done is not None:
+        after = [e for e in live if e.seq > done.seq and e.kind == "message" and e.is_agent_step()]
+        if len(after) >= 2:
+            found.append(
+                evidence_at(
+                    [done, *after],
+                    note=f"{len(after)} more agent messages after the user said they were done",
+                )
+            )
+    closing = next(
+        (
+            e
+            for e in live
+            if e.tool_call is not None
+            and _COMPLETES.search(e.tool_call.name)
+            and not _rejected(results.get(e.seq))
+        ),
+        None,
+    )
+    reopened = closing is not None and any(e.seq > closing.seq and e.role == "user" for e in live)
+    if closing is not None and not reopened:
+        more = [
+            e
+            for e in live
+            if e.seq > closing.seq
+            and e.tool_call is not None
+            and e.is_agent_step()
+            and not _COMPLETES.search(e.tool_call.name)
+            and e.tool_call.name not in ("done", "final_answer")
+        ]
+        if len(more) >= 2:
+            found.append(
+                evidence_at(
+                    [closing, *more], note=f"{len(more)} more tool calls after the task was completed"
+                )
+            )
+    return found
+
+
+def _rejected(result: Event | None) -> bool:
+    """The completing call did not complete: an error, or the grader said no."""
+    if result is None or result.tool_result is None:
+        return True
+    return result_failed(result) or bool(_REJECTED.search(result.tool_result.output or ""))
+
+
 def _is_final(text: str) -> bool:
     """:data:`_FINAL`, with a cheap pre-filter (long messages make the regex costly)."""
     if "TERMINATE" not in text:
@@ -101,13 +167,17 @@ def unaware_of_termination(trace: Trace) -> ModeVerdict:
         )
     if not structured_enough(trace):
         if findings:
-            return present(CODE, NAME, findings, "the harness stopped the run at a limit", 0.8)
+            return present(CODE, NAME, findings, "the harness stopped the run at a limit")
         return unknown(CODE, NAME, "too few structured events to judge termination")
     live = live_events(trace)
     conts = [e for e in live if e.kind == "message" and e.content and CONTINUE_ONLY.match(e.content)]
     if len(conts) >= 3:
         findings.append(evidence_at(conts, note=f"{len(conts)} bare 'continue' messages"))
-    msgs = [e for e in live if e.kind == "message" and e.content and e.role != "user"]
+    msgs = [
+        e
+        for e in live
+        if e.kind == "message" and e.content and e.role != "user" and not is_log_line(e.content)
+    ]
     final_idx = next((i for i, e in enumerate(msgs) if _is_final(e.content or "")), None)
     if final_idx is not None:
         after = [e for e in msgs[final_idx + 1 :] if not _is_final(e.content or "")]
@@ -115,12 +185,12 @@ def unaware_of_termination(trace: Trace) -> ModeVerdict:
             findings.append(
                 evidence_at([msgs[final_idx], *after], note=f"{len(after)} more turns after the final answer")
             )
+    findings.extend(_past_the_end(live, {c.seq: r for c, r in trace.tool_calls()}))
     missing = _missing_stop_signal(trace)
     if missing is not None:
         findings.append(missing)
     if findings:
-        conf = 0.85 if findings[0].note == "the run was stopped by a limit" else 0.7
-        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings), conf)
+        return present(CODE, NAME, findings, "; ".join(f.note or "" for f in findings))
     if term is not None and term.by == "agent":
-        return absent(CODE, NAME, f"the agent ended the run itself ({term.reason or term.native})", 0.7)
+        return absent(CODE, NAME, f"the agent ended the run itself ({term.reason or term.native})")
     return unknown(CODE, NAME, "no limit hit and no loop, but no explicit termination by the agent either")
