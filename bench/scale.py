@@ -85,7 +85,7 @@ WORDS = [
 
 
 def synthetic_trace(i: int, rng: random.Random) -> Trace:
-    """A small multi-agent run: a task, 5-13 messages and tool calls, every fifth with a repeat."""
+    """A small multi-agent run: a task, 5-13 messages and tool calls, every fifth with a loop."""
     events = [
         Event(seq=0, kind="message", actor="user", role="user", content=f"Task {i}: fix service {i % 97}.")
     ]
@@ -97,8 +97,8 @@ def synthetic_trace(i: int, rng: random.Random) -> Trace:
             events.append(Event(seq=seq, kind="tool_call", actor=agent, role="assistant", tool_call=call))
         else:
             events.append(Event(seq=seq, kind="message", actor=agent, role="assistant", content=text))
-    if i % 5 == 0:  # a loop: the last step done again
-        events.append(dataclasses.replace(events[-1], seq=len(events)))
+    if i % 5 == 0:  # a loop: the last step done twice more (FM-1.3 needs three in a row)
+        events += [dataclasses.replace(events[-1], seq=len(events) + k) for k in range(2)]
     return Trace(
         trace_id=f"syn-{i:07d}",
         source_format="synthetic",

@@ -302,7 +302,8 @@ def test_the_detectors_see_a_blinded_trace(monkeypatch: pytest.MonkeyPatch) -> N
         return _base.unknown("FM-9.9", "peek", "nothing")
 
     _base.detectors()  # discover the real ones first
-    monkeypatch.setitem(_base._DETECTORS, "FM-9.9", _base.Detector("FM-9.9", "peek", peeking, ""))
+    peek = _base.Detector("FM-9.9", "peek", peeking, "")
+    monkeypatch.setitem(_base._DETECTORS, peek.key, peek)
     quiet = trace(say(0, "user", "task"), say(1, "Planner", "plan it"), say(2, "Coder", "did it"))
     graded = quiet.model_copy(update={"outcome": Outcome(success=False), "raw": {"reward": 0}, "task": "t"})
     assert attribute_by_rules(graded) == attribute_by_rules(quiet)
