@@ -127,14 +127,24 @@ def test_the_method_hash_follows_method_ground_truth_version_and_model() -> None
 
 
 def test_successful_traces_are_skipped_unless_asked() -> None:
-    traces = [_trace("ok", success=True), _trace("bad"), _trace("unknown", success=None)]
+    traces = [
+        _trace("ok", success=True),
+        _trace("bad"),
+        _trace("unknown", success=None),
+        _trace("ok2", success=True),
+    ]
     judge = AsyncJudge()
     report = attribute(traces, "all-at-once", judge=judge)
-    assert report.skipped_successful == 1
+    assert report.skipped_successful == 2
     assert sorted(c[0] for c in judge.calls) == ["bad", "unknown"]
     assert sorted(report.results) == ["bad", "unknown"]
     everything = attribute(traces, "all-at-once", judge=AsyncJudge(), include_successful=True)
-    assert everything.skipped_successful == 0 and sorted(everything.results) == ["bad", "ok", "unknown"]
+    assert everything.skipped_successful == 0 and sorted(everything.results) == [
+        "bad",
+        "ok",
+        "ok2",
+        "unknown",
+    ]
 
 
 def test_the_async_judge_gets_method_and_ground_truth_only_when_asked() -> None:
@@ -212,7 +222,8 @@ def test_results_are_stored_under_the_method_and_answered_from_the_store() -> No
     assert again_judge.calls == []
     assert (again.done, again.cached) == (0, 2)
     assert again.results["a"].reason == "async a" and again.complete
-    assert set(again.by_hash) == {t.content_hash() for t in traces}
+    assert again.by_hash == {t.content_hash(): again.results[t.trace_id] for t in traces}
+    assert first.by_hash[traces[0].content_hash()].reason == "async a"
 
 
 def test_a_failed_trace_is_logged_with_every_field() -> None:
