@@ -39,15 +39,16 @@ def _priced(payload: Any) -> Reply:
     return Reply(reply_json(), usage=Usage(input_tokens=1000, output_tokens=200))
 
 
-@pytest.mark.parametrize(("concurrency", "expected"), [(2, 2), (None, 8)])
-def test_concurrency_bounds_the_requests_in_flight(concurrency: int | None, expected: int) -> None:
-    traces = _traces(10)
-    with FakeLLMServer(handler=_slow(0.4)) as srv:
+@pytest.mark.parametrize(("concurrency", "n", "expected"), [(2, 4, 2), (None, 10, 8)])
+def test_concurrency_bounds_the_requests_in_flight(concurrency: int | None, n: int, expected: int) -> None:
+    # replies take 1 s, so every request of a round is in flight together even on a busy machine
+    traces = _traces(n)
+    with FakeLLMServer(handler=_slow(1.0)) as srv:
         judge = make_judge(srv, concurrency=32)  # the provider would allow far more
         kw: dict[str, Any] = {} if concurrency is None else {"concurrency": concurrency}
         report = annotate(traces, judge, **kw)
         assert srv.max_in_flight == expected
-    assert report.complete and len(report.annotations) == 10
+    assert report.complete and len(report.annotations) == n
 
 
 def test_tokens_cost_and_calls_add_up_over_done_traces_only() -> None:
@@ -195,7 +196,7 @@ class _ClosingAnnotator:
     async def annotate(self, trace: Trace) -> Annotation:
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)
         self.in_flight -= 1
         return Annotation(
             trace_id=trace.trace_id, config=self.config, config_hash=self.config.config_hash(), verdicts=[]

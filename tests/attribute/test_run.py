@@ -166,18 +166,18 @@ def test_rules_see_the_ground_truth_only_when_asked() -> None:
 
 
 def test_concurrency_bounds_the_traces_in_flight() -> None:
-    traces = [_trace(f"t{i}") for i in range(12)]
-    two = AsyncJudge(delay=0.05)
-    attribute(traces, "all-at-once", judge=two, concurrency=2)
+    traces = [_trace(f"t{i}") for i in range(10)]
+    two = AsyncJudge(delay=0.2)
+    attribute(traces[:4], "all-at-once", judge=two, concurrency=2)
     assert two.peak == 2
-    default = AsyncJudge(delay=0.05)
+    default = AsyncJudge(delay=0.2)
     attribute(traces, "all-at-once", judge=default)
     assert default.peak == 8
 
 
 def _reply(payload: Any) -> Reply:
     body = {"agent": "solver", "step": 1, "reason": "r", "mode": None, "confidence": 0.8, "alternatives": []}
-    return Reply(json.dumps(body), delay_s=0.3)
+    return Reply(json.dumps(body), delay_s=0.8)
 
 
 def test_the_llm_attributor_requests_in_flight_follow_concurrency() -> None:
