@@ -300,3 +300,32 @@ def test_repair_and_schema_hint() -> None:
     )
     assert schema_hint({"a": [1, 2]}) == 'JSON schema of the reply:\n{"a":[1,2]}'
     assert json.loads(schema_hint({"b": {"c": "d"}}).split("\n", 1)[1]) == {"b": {"c": "d"}}
+
+
+def test_window_and_adjudication_prompts_use_the_options_given() -> None:
+    opts = PromptOptions(task_chars=5)
+    window = window_prompt(_trace(), Window(0, 2, 0, 1, "w"), FENCE, MINI, opts=opts)
+    assert "Plan \n[task cut here: 5 of 12 characters shown]" in window
+    findings = [WindowFindings(Window(0, 1, 0, 2, "w"), "S", [])]
+    adjudicate = adjudicate_prompt(_trace(), findings, "END", FENCE, MINI, opts=opts)
+    assert "Plan \n[task cut here: 5 of 12 characters shown]" in adjudicate
+    assert "cut here" not in adjudicate_prompt(_trace(), findings, "END", FENCE, MINI)
+
+
+def test_adjudication_skips_absent_verdicts_without_stopping() -> None:
+    findings = [
+        WindowFindings(
+            Window(0, 1, 0, 2, "w"),
+            "S",
+            [
+                ModeVerdict(code="B-1", verdict="absent"),
+                ModeVerdict(code="A-1", verdict="present"),
+                ModeVerdict(code="A-2", verdict="unknown"),
+                ModeVerdict(code="B-2", verdict="unknown"),
+            ],
+        )
+    ]
+    text = adjudicate_prompt(_trace(), findings, "END", FENCE, MINI)
+    assert "- A-1 present: (no verified evidence)." in text
+    assert "B-1" not in text.split("## Findings")[1].split("## The end")[0]
+    assert "- could not tell from this window: A-2, B-2\n" in text

@@ -185,3 +185,24 @@ def test_describe() -> None:
     )
     assert Estimate(1, 1, 1, 0.0).describe().endswith("~$0.0000")
     assert (Estimate(1, 1, 1, 0.0).traces, Estimate(1, 1, 1, 0.0).skipped) == (0, 0)
+
+
+def test_the_overlap_given_is_the_overlap_used() -> None:
+    trace = _trace(n_events=20, chars=300)
+    one = render_windows(trace, 500, overlap_events=1)
+    assert len(one) == 4 and len(render_windows(trace, 500)) == 6  # the default overlap (3) cuts 6
+    _p, provider = _provider()
+    est = estimate_cost([trace], provider, system_tokens=0, window_tokens=500, max_output_tokens=0,
+                        overlap_events=1)  # fmt: skip
+    assert est.calls == 5
+    assert est.input_tokens == sum(64 + len(w.text) for w in one) + 64 + 1500 + 60 * 4
+
+
+def test_two_windows_already_need_the_adjudication_request() -> None:
+    trace = _trace(n_events=3, chars=900)
+    windows = render_windows(trace, 500)
+    assert len(windows) == 2
+    _p, provider = _provider()
+    est = estimate_cost([trace], provider, system_tokens=0, window_tokens=500, max_output_tokens=0)
+    assert est.calls == 3
+    assert est.input_tokens == sum(64 + len(w.text) for w in windows) + 64 + 1500 + 120
