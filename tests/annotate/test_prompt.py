@@ -302,10 +302,12 @@ def test_repair_and_schema_hint() -> None:
     assert json.loads(schema_hint({"b": {"c": "d"}}).split("\n", 1)[1]) == {"b": {"c": "d"}}
 
 
-def test_window_and_adjudication_prompts_use_the_options_given() -> None:
+def test_every_prompt_uses_the_options_given() -> None:
     opts = PromptOptions(task_chars=5)
     window = window_prompt(_trace(), Window(0, 2, 0, 1, "w"), FENCE, MINI, opts=opts)
     assert "Plan \n[task cut here: 5 of 12 characters shown]" in window
+    decide = decide_prompt(_trace(), WINDOW, FENCE, MINI, opts=opts)
+    assert "Plan \n[task cut here: 5 of 12 characters shown]" in decide
     findings = [WindowFindings(Window(0, 1, 0, 2, "w"), "S", [])]
     adjudicate = adjudicate_prompt(_trace(), findings, "END", FENCE, MINI, opts=opts)
     assert "Plan \n[task cut here: 5 of 12 characters shown]" in adjudicate
