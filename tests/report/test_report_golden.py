@@ -22,7 +22,7 @@ from mastkit.annotate.model import Annotation, AnnotatorConfig, Evidence, ModeVe
 from mastkit.attribute.model import Attribution
 from mastkit.report import build_report_data
 from mastkit.store import Store
-from mastkit.traces.model import Event, Termination, Trace
+from mastkit.traces.model import Event, Outcome, Termination, ToolResult, Trace
 
 from ._build import build_store
 
@@ -33,6 +33,7 @@ GOLDEN = Path(__file__).parent / "golden"
 def store(tmp_path: Path) -> Iterator[Store]:
     s = build_store(tmp_path / "m.db")
     _add_judge_run(s)
+    _add_edge_runs(s)
     yield s
     s.close()
 
@@ -111,6 +112,82 @@ def _add_judge_run(store: Store) -> None:
     )
 
 
+def _add_edge_runs(store: Store) -> None:
+    """Two more runs: one naming no taxonomy (the default, MAST, is used) with every length limit
+    of the detail view reached, one naming a taxonomy that cannot be loaded."""
+    cfg = AnnotatorConfig(kind="hybrid", model="fake:edge", taxonomy_id="", taxonomy_version="test")
+    store.register_run(cfg)
+    events = [
+        Event(seq=0, kind="message", actor="A" * 90, role="assistant", subtype="S" * 90, content="start"),
+        Event(seq=1, kind="error", actor="runner", content="Traceback: boom"),
+        Event(
+            seq=2,
+            kind="tool_result",
+            actor="tool",
+            role="tool",
+            tool_result=ToolResult(name="N" * 90, output="out " * 200 + "needle in the hay", is_error=True),
+        ),
+        *[Event(seq=i, kind="message", actor="b", content=f"filler {i}") for i in range(3, 8)],
+    ]
+    n = len(events)
+    trace = Trace(
+        trace_id="edge",
+        source_format="test",
+        task="T" * 450,
+        outcome=Outcome(success=False, final_output="F" * 450),
+        termination=Termination(by="agent"),
+        events=events,
+    )
+    h = store.upsert_trace(trace)
+    many = [Evidence(seq_start=3, seq_end=3, quote=f"q{i}") for i in range(22)]
+    verdicts = [
+        ModeVerdict(
+            code="FM-1.1",
+            verdict="present",
+            confidence=0.5,
+            evidence=[
+                Evidence(quote="no seq first"),
+                Evidence(seq_start=n, seq_end=n, quote="at the end"),
+                Evidence(seq_start=-1, seq_end=-1, quote="before the start"),
+                Evidence(seq_start=2, seq_end=2, quote="needle in the hay", note="n" * 320, agent="g" * 90),
+                Evidence(seq_start=4, seq_end=4, quote="Q" * 320),
+            ],
+            rationale="x" * 320,
+            source="s" * 130,
+        ),
+        ModeVerdict(code="FM-1.2", verdict="present", evidence=many),
+        ModeVerdict(code="FM-2.1", verdict="present", evidence=[Evidence(seq_start=n - 1, seq_end=n)]),
+    ]
+    ann = Annotation(
+        trace_id="edge",
+        config=cfg,
+        config_hash=cfg.config_hash(),
+        verdicts=verdicts,
+        extra={
+            "coverage": {"chars_elided": 10, "events_omitted_by_window_cap": 1},
+            "redactions": {},
+        },
+    )
+    store.put_annotation(ann, h)
+    store.put_attribution(
+        "edge", h, "rules", "m3", Attribution(agent="b", step=n, confidence=0.25, method="rules")
+    )
+    lost = AnnotatorConfig(
+        kind="llm", model="fake:lost", taxonomy_id="no-such-taxonomy", taxonomy_version="1"
+    )
+    store.register_run(lost)
+    store.put_annotation(
+        Annotation(
+            trace_id="edge",
+            config=lost,
+            config_hash=lost.config_hash(),
+            verdicts=[ModeVerdict(code="X-1", verdict="present"), ModeVerdict(code="X-2", verdict="absent")],
+            attribution=Attribution(agent="b", step=0, confidence=0.75, reason="r"),
+        ),
+        h,
+    )
+
+
 def _normalised(data: Any) -> str:
     d = json.loads(data.model_dump_json())
     d["generated_at"] = "<generated_at>"
@@ -140,6 +217,11 @@ CASES: dict[str, tuple[str | None, dict[str, Any]]] = {
         {"max_events": 14, "max_event_chars": 300, "min_event_chars": 50, "char_budget": 6_000},
     ),
     "judge_run_small": ("llm", {"max_events": 40, "event_budget": 10, "max_errors": 1, "by": ()}),
+    "edge_run": (
+        "hybrid",
+        {"max_events": 6, "max_event_chars": 100, "min_event_chars": 10, "char_budget": 500},
+    ),
+    "lost_taxonomy_run": ("fake:lost", {"attribution_method": "none"}),
 }
 
 
