@@ -260,6 +260,7 @@ def scalars(value: object) -> list[tuple[str, str]]:
 
 
 def test_scalars_walk_lists_with_their_key() -> None:
+    assert scalars(["AB12"]) == [("", "AB12")]  # a bare value has no key
     assert scalars({"ids": ["AB12", "CD34"]}) == [("ids", "AB12"), ("ids", "CD34")]
 
 
