@@ -431,3 +431,15 @@ def test_detector_evidence_on_an_output_maps_to_the_step_before_it(monkeypatch: 
     events = [STEPS[0], STEPS[1], say(2, "Computer_terminal", "exitcode: 0"), STEPS[3]]
     found = h.detector_finding(_trace(*events), events)
     assert found is not None and seq_of(found[0]) == 1
+
+
+def test_last_agent_step_skips_outputs_and_users() -> None:
+    events = [
+        say(0, "user", "go"),
+        say(1, "Planner", "plan"),
+        say(2, "Coder", "run it"),
+        say(3, "Computer_terminal", "exitcode: 0"),
+        say(4, "user", "thanks"),
+    ]
+    assert h.last_agent_step(events) == h.Finding("last_action", events[2], "last agent step")
+    assert h.last_agent_step(events[:1]) is None
