@@ -296,9 +296,7 @@ def test_the_detectors_see_a_blinded_trace(monkeypatch: pytest.MonkeyPatch) -> N
     def peeking(t: Trace) -> ModeVerdict:
         seen.append(t)
         if t.outcome is not None or t.raw is not None or t.task is not None:
-            return _base.present(
-                "FM-9.9", "peek", [Evidence(seq_start=2, seq_end=2, note="peek")], "peek", 0.9
-            )
+            return _base.present("FM-9.9", "peek", [Evidence(seq_start=2, seq_end=2, note="peek")], "peek")
         return _base.unknown("FM-9.9", "peek", "nothing")
 
     _base.detectors()  # discover the real ones first
