@@ -740,6 +740,12 @@ _STATUS = [
     ("kubectl get events", False),
     ("kubectl get", False),
     ("kubectl get pods -w -n shop", True),
+    # a namespace flag before or after the verb is not the resource kind (was False before the fix)
+    ("kubectl -n shop get pods -w", True),
+    ("kubectl --namespace shop get deploy", True),
+    ("kubectl get -n shop pods", True),
+    ("kubectl --context prod -n shop get configmaps", False),
+    ("kubectl -n shop get", False),
     ("kubectl get pods -o wide", False),
     ("kubectl get pods --output json", False),
     ("kubectl get pods -ojson", False),
