@@ -26,6 +26,12 @@ from mastkit.annotate.detectors._shell import (
 )
 
 
+@pytest.fixture(autouse=True)
+def _fresh_parse_cache() -> None:
+    """parse_command is cached: start each test empty so every line is really parsed."""
+    parse_command.cache_clear()
+
+
 def _one(line: str) -> SimpleCommand:
     (cmd,) = parse_command(line)
     return cmd
@@ -79,6 +85,7 @@ def test_strip_noise(text: str, expected: str) -> None:
         ('echo "it\'s\nok"\nz', 'echo "it\'s\nok" ; z'),
         ("echo 'say \"hi\nyo'\nz", "echo 'say \"hi\nyo' ; z"),
         ("plain", "plain"),
+        ("echo XY\nls", "echo XY ; ls"),
     ],
 )
 def test_newlines_to_semicolons(text: str, expected: str) -> None:
@@ -91,6 +98,7 @@ def test_newlines_to_semicolons(text: str, expected: str) -> None:
         ("a && b || c; d | e", ["a", "&&", "b", "||", "c", ";", "d", "|", "e"]),
         ("echo 'a b' \"c d\"", ["echo", "a b", "c d"]),
         ("ls # comment here", ["ls"]),
+        ("echo a,b c:d $f X-ray", ["echo", "a,b", "c:d", "$f", "X-ray"]),
         ("echo x>f", ["echo", "x", ">", "f"]),
         ("echo 'open && b", ["echo", "'open", "&&", "b"]),
         ('echo "x;y|z>>f<g', ["echo", '"x', ";", "y", "|", "z", ">>", "f", "<", "g"]),
@@ -110,6 +118,9 @@ def test_tokens(text: str, expected: list[str]) -> None:
     [
         (["FOO=1", "BAR_2=x", "make"], ["make"]),
         (["_X=1", "ls"], ["ls"]),
+        (["FOO=1", "make", "test"], ["make", "test"]),
+        (["then", "ls", "-l"], ["ls", "-l"]),
+        (["sudo", "ls", "-l"], ["ls", "-l"]),
         (["1X=1", "ls"], ["1X=1", "ls"]),
         (["X", "=1"], ["X", "=1"]),
         (["do", "then", "else", "elif", "if", "while", "until", "!", "{", "ls"], ["ls"]),
@@ -753,6 +764,9 @@ _STATUS = [
     ("kubectl get pods -oyaml", False),
     ("kubectl get pods -owide", True),
     ("oc get pods", True),
+    ("oc get configmap", False),
+    ("oc get pods -o yaml", False),
+    ("kubectl get -w pods", True),
     ("kubectl describe pods", False),
     ("systemctl status x", True),
     ("systemctl is-active x", True),
