@@ -306,6 +306,7 @@ _WRITES = [
     ("tar --list -f a.tgz", False),
     ("tar", False),
     ("tar -tf a.tgz -x", False),
+    ("tar -t -xf a.tgz", False),
     # in-place editors
     ("sed -i s/a/b/ f", True),
     ("sed -i.bak s/a/b/ f", True),
@@ -423,10 +424,13 @@ _WRITES = [
     *[(f"docker compose {s}", True) for s in ("up", "down", "restart", "stop", "start", "build", "rm")],
     ("podman compose up", True),
     ("docker compose ps", False),
+    ("docker logs start", False),
+    ("podman inspect up", False),
     ("docker compose logs up", True),
     # service
     *[(f"service nginx {s}", True) for s in ("restart", "start", "stop", "reload")],
     ("service nginx status", False),
+    ("service restart", True),
     # installers
     *[
         (f"{p} install x", True)
@@ -487,6 +491,7 @@ _WRITES = [
     ("psql -c 'select created from t'", False),
     ("psql -c 'select * from updates'", False),
     ("psql", False),
+    ("psql --command='DELETE FROM t' shop", True),
     ("redis-cli set k v", True),
     ("redis-cli DEL k", True),
     ("redis-cli flushall", True),
