@@ -355,6 +355,20 @@ _STATUS_PROGRAMS = frozenset({"ps", "ls", "cat", "echo", "pwd", "which", "stat",
 _STATUS_KINDS = re.compile(r"^(?:pods?|po|deploy(?:ments?)?|svc|services?|nodes?|rs|replicasets?|all)(?:/|$)")
 
 
+def _positionals(args: tuple[str, ...]) -> list[str]:
+    """The arguments that are neither flags nor the value of a global flag (``-n shop``)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] in _VALUE_FLAGS:
+            i += 2
+            continue
+        if not args[i].startswith("-"):
+            out.append(args[i])
+        i += 1
+    return out
+
+
 def is_status_only(cmd: SimpleCommand) -> bool:
     """A probe that shows something exists or runs, not how it behaves (``kubectl get pods``, ``ls``)."""
     prog, sub = cmd.program, cmd.sub
@@ -362,7 +376,7 @@ def is_status_only(cmd: SimpleCommand) -> bool:
         return True
     if prog in _STATUS_SUBS and sub in _STATUS_SUBS[prog]:
         if prog in ("kubectl", "oc"):
-            args = [a for a in cmd.argv[2:] if not a.startswith("-")]
+            args = _positionals(cmd.argv[1:])[1:]
             wide = any(
                 a in ("-o", "--output") or a.startswith(("-ojson", "-o=json", "-oyaml")) for a in cmd.argv
             )
