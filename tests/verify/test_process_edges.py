@@ -478,3 +478,15 @@ def test_consensus_scorer_explanation() -> None:
     (alone,) = ConsensusScorer().assess_group([a])
     assert alone.probability == 0.5
     assert alone.explanation == "agrees 0.50 with its siblings; 0 unshared effect(s)"
+
+
+def test_inner_choice_runs_with_two_tasks_and_unlabelled_groups_stand_alone() -> None:
+    rows, y, groups = _choice_rows(2)
+    s = ProcessScorer(inner_folds=4)
+    assert s._choose(rows, y, groups, [(("errors",), 1.0), (("ending",), 1.0)]) == (("ending",), 1.0)
+    a = _task_rollout("a", "t1", errors=0, declines=0)
+    b = _task_rollout("b", "t1", errors=1, declines=0)
+    rows2 = s.features([a, b], [None, None])
+    assert [r["agreement"] for r in rows2] == [0.5, 0.5]
+    with pytest.raises(ValueError, match=r"^fit needs as many labels as traces, and at least one$"):
+        s.fit([a], [True, False])
