@@ -15,36 +15,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.attribute._miles import RETRY, miles_events
 
 from mastkit.attribute import LLMAttributor
 from mastkit.attribute.llm import AttributionOptions, expected_calls
 from mastkit.attribute.model import Attribution
-from mastkit.providers import RetryPolicy, get_provider
+from mastkit.providers import get_provider
 from mastkit.store import Store
 from mastkit.taxonomy import load_taxonomy
 from mastkit.testing import FakeLLMServer, Reply
-from mastkit.traces.model import Event, Outcome, ToolCall, ToolResult, Trace
+from mastkit.traces.model import Event, Outcome, Trace
 
-RETRY = RetryPolicy(max_attempts=2, initial_delay_s=0.01, max_delay_s=0.02, jitter=0.0)
 _STEP = re.compile(r"step (\d+) by")
 
 
 def _trace() -> Trace:
     """Agent steps (the candidates): 1 planner, 2 coder, 4 coder, 5 verifier."""
-    events = [
-        Event(seq=0, kind="message", actor="user", role="user", content="Convert 5 miles to km."),
-        Event(seq=1, kind="message", actor="planner", role="assistant", content="Plan: multiply by 1.6."),
-        Event(
-            seq=2,
-            kind="tool_call",
-            actor="coder",
-            role="assistant",
-            tool_call=ToolCall(name="python", arguments={"code": "print(5 * 1.5)"}),
-        ),
-        Event(seq=3, kind="tool_result", actor="python", role="tool", tool_result=ToolResult(output="7.5")),
-        Event(seq=4, kind="message", actor="coder", role="assistant", content="The answer is 7.5 km."),
-        Event(seq=5, kind="message", actor="verifier", role="assistant", content="Looks right. TERMINATE"),
-    ]
+    events = miles_events()
     return Trace(trace_id="miles", source_format="test", events=events, outcome=Outcome(success=False))
 
 

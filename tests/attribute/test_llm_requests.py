@@ -17,34 +17,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.attribute._miles import RETRY, miles_events
 
 from mastkit.attribute import LLMAttributor
 from mastkit.attribute.llm import AttributionOptions
-from mastkit.providers import RetryPolicy, get_provider
+from mastkit.providers import get_provider
 from mastkit.testing import FakeLLMServer, Reply
-from mastkit.traces.model import AgentInfo, Event, Outcome, ToolCall, ToolResult, Trace
+from mastkit.traces.model import AgentInfo, Outcome, Trace
 
 GOLDEN = Path(__file__).parent / "golden" / "attribution"
-RETRY = RetryPolicy(max_attempts=2, initial_delay_s=0.01, max_delay_s=0.02, jitter=0.0)
 _FENCE = re.compile(r"trace-[0-9a-f]{16}")
 _STEP = re.compile(r"step (\d+) by")
 
 
 def _trace() -> Trace:
-    events = [
-        Event(seq=0, kind="message", actor="user", role="user", content="Convert 5 miles to km."),
-        Event(seq=1, kind="message", actor="planner", role="assistant", content="Plan: multiply by 1.6."),
-        Event(
-            seq=2,
-            kind="tool_call",
-            actor="coder",
-            role="assistant",
-            tool_call=ToolCall(name="python", arguments={"code": "print(5 * 1.5)"}),
-        ),
-        Event(seq=3, kind="tool_result", actor="python", role="tool", tool_result=ToolResult(output="7.5")),
-        Event(seq=4, kind="message", actor="coder", role="assistant", content="The answer is 7.5 km."),
-        Event(seq=5, kind="message", actor="verifier", role="assistant", content="Looks right. TERMINATE"),
-    ]
+    events = miles_events()
     return Trace(
         trace_id="miles",
         source_format="test",
