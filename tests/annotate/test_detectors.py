@@ -231,6 +231,60 @@ def test_loss_of_history_absent() -> None:
     assert verdict("FM-1.4", t.build()).verdict == "absent"
 
 
+def test_loss_of_history_agent_asks_a_teammate_again() -> None:
+    t = T().user("How tall is the Eiffel Tower?").say("Found: 330 m (source: SETE).", actor="Researcher")
+    t.say("Researcher, what figure did you find?", actor="Writer")
+    t.say("Same as above: 330 m.", actor="Researcher").say("Draft: 330 m.", actor="Writer")
+    v = verdict("FM-1.4", t.build())
+    assert v.verdict == "present"
+    assert v.evidence[0].agent == "Writer" and "Researcher has to repeat" in (v.rationale or "")
+
+
+def test_loss_of_history_teammate_phrase_needs_a_question() -> None:
+    t = T().user("How tall is the Eiffel Tower?").say("Found: 330 m.", actor="Researcher")
+    t.say("Drafting from the finding.", actor="Writer").say("Same as above: 330 m.", actor="Researcher")
+    t.say("Draft: 330 m.", actor="Writer").say("Done.", actor="Writer")
+    assert verdict("FM-1.4", t.build()).verdict == "absent"
+
+
+def test_loss_of_history_first_reply_is_not_lost_history() -> None:
+    # The first reply asks for what the opening message said: no exchange yet, nothing to lose.
+    t = T().user("Cancel reservation PEP4E0, it is a family emergency.")
+    t.say("Please tell me your user id and the reason for cancellation?")
+    t.user("My user id is sophia_9065 and as I mentioned, a family emergency.")
+    t.sh("get_reservation PEP4E0").say("Cancelled.").say("Anything else?")
+    assert verdict("FM-1.4", t.build()).verdict == "absent"
+    t2 = T().user("My user id is mia_li_3668, rebook my flight.").say("Could you provide your user id?")
+    t2.user("mia_li_3668").say("Thanks.").sh("get_user mia_li_3668").say("Rebooked.")
+    assert verdict("FM-1.4", t2.build()).verdict == "absent"
+
+
+def test_loss_of_history_user_complaint_after_an_exchange() -> None:
+    t = T().user("Cancel reservation PEP4E0, it is a family emergency.").say("Looking it up.")
+    t.sh("get_reservation PEP4E0").say("What is the reason for cancellation?")
+    t.user("As I mentioned, a family emergency.").say("Cancelled.")
+    v = verdict("FM-1.4", t.build())
+    assert v.verdict == "present" and "the user has to repeat" in (v.rationale or "")
+
+
+@pytest.mark.parametrize(
+    ("given", "thing", "present"),
+    [
+        ("My user id is mia_li_3668.", "user id", True),
+        ("user id: mia_li_3668", "user id", True),
+        ("My email is mia@example.com.", "email", True),
+        ("My name is Mia Li.", "name", True),
+        ("I'll look for my user id and come back.", "user id", False),
+        ("I don't have my user id handy.", "user id", False),
+        ("My user id is mia_li_3668.", "email", False),
+    ],
+)
+def test_loss_of_history_needs_a_stated_value(given: str, thing: str, present: bool) -> None:
+    t = T().user(f"Please change my flight. {given}").say("Sure.").sh("search_flights", "[]")
+    t.say(f"Could you provide your {thing}?").say("Waiting.").say("Still waiting.")
+    assert (verdict("FM-1.4", t.build()).verdict == "present") is present
+
+
 # FM-2.6 ---------------------------------------------------------------------------------------
 
 

@@ -4,8 +4,13 @@ Present when an agent asks again for something already given earlier in the run 
 "what is your user id?" after the user gave it), with extra confidence when a context
 compaction/condensation happened between the two; or when, right after a compaction, the
 agent repeats a tool call it had already completed before it.
-Also present when the user has to repeat themselves ("like I said at the start", "I already
-told you") in reply to an agent's question.
+Also present when someone has to repeat themselves in reply to an agent's question: the user
+("like I said at the start", "I already told you") or, in a multi-agent run, another agent
+("same as above", "I posted it just now").
+History needs an exchange: a question in the agent side's first reply to a message is not a loss
+of history (it is where agents gather and confirm details; answering what the message just said
+is ignored input, FM-2.5, if anything), so a re-ask counts only when some agent turn lies
+between the information being given and the question.
 A compaction alone is reported as evidence in ``extra`` but is not a failure by itself.
 Absent when there are several turns, no compaction, and no re-asking.
 """
@@ -17,7 +22,7 @@ import re
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
 from mastkit.annotate.detectors._signals import canonical_call, structured_enough
 from mastkit.annotate.model import Evidence, ModeVerdict
-from mastkit.traces.model import Trace
+from mastkit.traces.model import Event, Trace
 
 CODE, NAME = "FM-1.4", "loss_of_history"
 
@@ -33,6 +38,13 @@ _REPEAT_COMPLAINT = re.compile(
     r"wrote)|as (?:mentioned|stated|said) (?:before|earlier|above|at the (?:start|beginning))|"
     r"(?:told|gave) you (?:this |that |it )?(?:before|earlier|already|at the (?:start|beginning)))\b"
 )
+# Another agent points out that it already posted what it is asked for.
+_POSTED_BEFORE = re.compile(
+    r"(?i)\b(?:same as (?:above|before)|as (?:posted|shared|stated|reported) (?:above|earlier|before)|"
+    r"i (?:already |just )?(?:posted|shared|reported|sent|gave) (?:it|this|that|them|the \w+)\s*"
+    r"(?:just now|above|earlier|before|already)|already (?:posted|shared|reported) (?:it |this |that )?above)"
+)
+_FILLER = frozenset({"the", "a", "an", "of", "and", "or", "please", "again", "exact", "full"})
 _COMPACTION = re.compile(r"(?i)compact|condens|summar|truncat|context[_ ]?(?:reset|window)")
 
 
@@ -49,7 +61,7 @@ def loss_of_history(trace: Trace) -> ModeVerdict:
             continue
         for m in _ASK.finditer(e.content):
             thing = m.group("thing").strip().lower()
-            words = [w for w in thing.split() if len(w) > 2][:3]
+            words = [w for w in thing.split() if w not in _FILLER][:3]
             if not words:
                 continue
             phrase = " ".join(words)
@@ -60,27 +72,40 @@ def loss_of_history(trace: Trace) -> ModeVerdict:
                     for p in live[:i]
                     if p.role == "user"
                     and p.content
-                    and phrase in p.content.lower()
+                    and _states_value(p.content, phrase)
                     and not p.content.rstrip().endswith("?")
                 ),
                 None,
             )
-            if given is not None:
+            if given is not None and _had_exchange(live, e, since=given):
                 between = [c for c in compactions if given.seq < c.seq < e.seq]
                 note = f"asks again for '{phrase}', given at event {given.seq}"
                 if between:
                     note += f" (context compacted at event {between[0].seq})"
                 findings.append(evidence_at([given, e], note=note, text=m.group(0)))
     for i, e in enumerate(live):
-        if e.role != "user" or e.kind != "message" or not e.content:
+        if e.kind != "message" or not e.content:
             continue
-        low = e.content.lower()
-        hint = any(w in low for w in ("said", "told", "mentioned", "gave", "wrote", "stated"))
-        m2 = _REPEAT_COMPLAINT.search(e.content) if hint else None
-        asker = next((p for p in reversed(live[:i]) if p.kind == "message" and p.role != "user"), None)
-        if m2 and asker is not None:
+        if e.role == "user":
+            low = e.content.lower()
+            hint = any(w in low for w in ("said", "told", "mentioned", "gave", "wrote", "stated"))
+            m2 = _REPEAT_COMPLAINT.search(e.content) if hint else None
+        else:
+            m2 = _POSTED_BEFORE.search(e.content)
+        asker = next(
+            (
+                p
+                for p in reversed(live[:i])
+                if p.kind == "message" and p.role != "user" and p.actor != e.actor
+            ),
+            None,
+        )
+        if e.role != "user" and (asker is None or "?" not in (asker.content or "")):
+            continue
+        if m2 and asker is not None and _had_exchange(live, asker):
             between = [c for c in compactions if c.seq < asker.seq]
-            note = f"the user has to repeat information they gave before (event {e.seq})"
+            who = "the user has" if e.role == "user" else f"{e.actor} has"
+            note = f"{who} to repeat information given before (event {e.seq})"
             if between:
                 note += f" after the context was compacted at event {between[-1].seq}"
             findings.append(evidence_at([asker, e], note=note, text=m2.group(0)))
@@ -107,3 +132,26 @@ def loss_of_history(trace: Trace) -> ModeVerdict:
     if len(live) >= 6:
         return absent(CODE, NAME, "no compaction and nothing asked twice")
     return unknown(CODE, NAME, "too short to judge")
+
+
+def _had_exchange(live: list[Event], ask: Event, since: Event | None = None) -> bool:
+    """Whether an agent turn other than ``ask`` lies between ``since`` (default: the first user
+    message) and ``ask``: without one, ``ask`` is the first reply and no history can be lost."""
+    start = since or next((e for e in live if e.role == "user"), None)
+    lo = start.seq if start is not None else -1
+    return any(lo < e.seq < ask.seq and e.role != "user" and e.kind != "system" for e in live)
+
+
+def _states_value(text: str, phrase: str) -> bool:
+    """Whether ``text`` gives a value for ``phrase``: "my user id is mia_42", "email: a@b.c";
+    naming the thing without a value ("I'll look for my user id") gives nothing."""
+    pattern = rf"(?i)\b{re.escape(phrase)}\b\s*(?:is|was|=|:|-)?\s*(?:is\s+)?['\"]?(?P<v>[^\s,;!?'\"]+)"
+    for m in re.finditer(pattern, text):
+        value = m.group("v")
+        if (
+            any(c.isdigit() or c in "_@" for c in value)
+            or m.group(0).lower().count(" is ")
+            or ":" in m.group(0)
+        ):
+            return True
+    return False
