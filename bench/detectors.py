@@ -31,7 +31,7 @@ from detector_corpus.baseline import baseline_verdicts
 from detector_corpus.generator import generate
 from detector_corpus.labels import MAST_CODES, Sample
 from detector_corpus.metrics import ModeScore, macro_f1, score_all
-from detector_corpus.real import mast_human_samples, real_samples
+from detector_corpus.real import FRESH_LABELS, mast_human_samples, real_samples
 from detector_corpus.sim_source import sim_samples
 
 from mastkit.annotate.factory import make_annotator
@@ -39,7 +39,7 @@ from mastkit.annotate.factory import make_annotator
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "detectors.md"
 START, END = "<!-- detector-bench:start -->", "<!-- detector-bench:end -->"
-SOURCES = ("synthetic", "sim", "real", "mast_human")
+SOURCES = ("synthetic", "sim", "real", "mast_human", "fresh")
 
 
 def load_corpus(
@@ -56,6 +56,8 @@ def load_corpus(
         out += real_samples(shared, on_skip=note)
     if "mast_human" in sources:
         out += mast_human_samples(shared)
+    if "fresh" in sources and FRESH_LABELS.exists():
+        out += real_samples(shared, FRESH_LABELS, on_skip=note, prefix="fresh:")
     return out
 
 

@@ -23,6 +23,8 @@ from mastkit.traces.model import Trace
 
 HERE = Path(__file__).resolve().parent
 REAL_LABELS = HERE / "real_labels.jsonl"
+FRESH_LABELS = HERE / "real_labels_fresh.jsonl"
+"""A second, blind-labelled batch of real traces kept out of all tuning (FRESH.md): all held."""
 MAST_HUMAN_SPLIT = HERE / "mast_human_split.jsonl"
 MAST_HUMAN_PATH = "mast_mad_human/MAD_human_labelled_dataset.json"
 
@@ -52,9 +54,13 @@ def _unlabelled(trace: Trace) -> Trace:
 
 
 def real_samples(
-    root: Path | None = None, labels_file: Path = REAL_LABELS, on_skip: Callable[[str], None] | None = None
+    root: Path | None = None,
+    labels_file: Path = REAL_LABELS,
+    on_skip: Callable[[str], None] | None = None,
+    prefix: str = "",
 ) -> list[Sample]:
-    """The hand-labelled real traces; empty when the shared data is absent."""
+    """The hand-labelled real traces; empty when the shared data is absent. ``prefix`` is put
+    before each row's source (``fresh:`` keeps the blind batch apart in the by-source figures)."""
     base = root or shared_data()
     if not base.exists() or not labels_file.exists():
         if on_skip:
@@ -67,7 +73,7 @@ def real_samples(
             Sample(
                 trace=_unlabelled(trace),
                 labels=dict(row.labels),
-                source=row.source,
+                source=prefix + row.source,
                 split=row.split,
                 note=row.rationale,
             )
