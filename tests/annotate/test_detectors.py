@@ -267,11 +267,25 @@ def test_loss_of_history_user_complaint_after_an_exchange() -> None:
     assert v.verdict == "present" and "the user has to repeat" in (v.rationale or "")
 
 
+def test_loss_of_history_exchange_means_an_agent_turn_after_the_user_spoke() -> None:
+    # A greeting before the user spoke, a second user message or a system notice are no exchange.
+    t = T(task=None).say("Hi, how can I help?").user("Cancel PEP4E0, it is a family emergency.")
+    t.say("What is the reason for cancellation?").user("As I mentioned, a family emergency.")
+    t.sh("cancel PEP4E0").say("Cancelled.")
+    assert verdict("FM-1.4", t.build()).verdict == "absent"
+    t2 = T(task=None).user("My user id is mia_li_3668.").user("I need to rebook.").system("notice: queue")
+    t2.say("Could you provide your user id?").user("mia_li_3668").sh("get_user mia_li_3668").say("Done.")
+    assert verdict("FM-1.4", t2.build()).verdict == "absent"
+
+
 @pytest.mark.parametrize(
     ("given", "thing", "present"),
     [
         ("My user id is mia_li_3668.", "user id", True),
         ("user id: mia_li_3668", "user id", True),
+        ("user id: miali", "user id", True),
+        ("Reservation number PEP4E0, please.", "reservation number", True),
+        ("booking code XQXQ, maybe.", "booking code", False),
         ("My email is mia@example.com.", "email", True),
         ("My name is Mia Li.", "name", True),
         ("I'll look for my user id and come back.", "user id", False),

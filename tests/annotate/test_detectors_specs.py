@@ -9,6 +9,7 @@ import pytest
 
 from mastkit.annotate.detectors._base import detector_for
 from mastkit.annotate.detectors._precision import PRIOR, confidence_for
+from mastkit.annotate.detectors.disobey_task import affirms
 from mastkit.annotate.model import ModeVerdict
 from mastkit.taxonomy import load_taxonomy
 from mastkit.traces.model import AgentInfo, Trace
@@ -98,6 +99,46 @@ def test_a_confirmed_change_keeps_the_policy() -> None:
         '{"status": "cancelled"}'
     )
     assert verdict("FM-1.1", t.build()).verdict == "absent"
+
+
+@pytest.mark.parametrize(
+    ("text", "yes"),
+    [
+        ("Yes, go ahead.", True),
+        ("If that's the only option, then yes, please go ahead.", True),
+        ("Hmm, maybe I mixed things up. Yes, please proceed with it.", True),
+        ("Oui, please proceed with canceling this reservation.", True),
+        ("Everything looks good! Use the certificate.", True),
+        ("No, don't proceed yet.", False),
+        ("Please do not go ahead.", False),
+        ("I'll go with the first option.", False),
+        ("Let's use the gift card to cover the difference, please.", False),
+        ("Thanks! Could you also add one checked bag?", False),
+    ],
+)
+def test_what_counts_as_a_users_yes(text: str, yes: bool) -> None:
+    assert affirms(text) is yes
+
+
+def test_a_yes_then_an_agent_statement_still_confirms() -> None:
+    t = T(task=None).system(POLICY).user("Cancel booking AB1.").say("AB1 to Denver, insured. Cancel it?")
+    t.user("Yes, please proceed. I should get a full refund, right?").say("You will. Cancelling now.")
+    t.call("cancel_reservation", reservation_id="AB1").result('{"status": "cancelled"}')
+    assert verdict("FM-1.1", t.build()).verdict == "absent"
+
+
+def test_a_new_question_after_the_yes_needs_a_new_yes() -> None:
+    t = T(task=None).system(POLICY).user("Cancel booking AB1.").say("AB1 to Denver, insured. Cancel it?")
+    t.user("Yes.").say("Should I also refund the insurance?")
+    t.call("cancel_reservation", reservation_id="AB1").result('{"status": "cancelled"}')
+    v = verdict("FM-1.1", t.build())
+    assert v.verdict == "present" and v.evidence[0].seq_start == 5
+
+
+def test_choosing_an_option_is_not_the_yes_the_policy_asks_for() -> None:
+    t = T(task=None).system(POLICY).user("Book me to Denver.").say("Option 1: $120. Option 2: $180. Which?")
+    t.user("I'll go with option 1.").call("book_reservation", flight="HAT1").result('{"status": "ok"}')
+    assert verdict("FM-1.1", t.build()).verdict == "present"
 
 
 def test_no_checkable_constraint_is_unknown() -> None:

@@ -139,7 +139,7 @@ def _had_exchange(live: list[Event], ask: Event, since: Event | None = None) -> 
     message) and ``ask``: without one, ``ask`` is the first reply and no history can be lost."""
     start = since or next((e for e in live if e.role == "user"), None)
     lo = start.seq if start is not None else -1
-    return any(lo < e.seq < ask.seq and e.role != "user" and e.kind != "system" for e in live)
+    return any(lo < e.seq < ask.seq and e.is_agent_step() for e in live)
 
 
 def _states_value(text: str, phrase: str) -> bool:
