@@ -124,6 +124,16 @@ def test_premature_termination_on_giving_up() -> None:
     assert verdict("FM-3.1", t.build()).verdict == "present"
 
 
+def test_a_refusal_handed_to_a_human_is_not_giving_up() -> None:
+    t = T(task=None).user("Cancel my basic economy booking for illness.").call("get_reservation", id="R1")
+    t.result('{"insurance": "no"}').say("Without insurance I cannot proceed with the cancellation.")
+    t.user("Then transfer me please.").call("transfer_to_human_agents", summary="wants a refund")
+    assert verdict("FM-3.1", t.build()).verdict != "present"
+    t2 = T(task=None).user("Cancel my booking.").call("get_reservation", id="R1").result('{"ok": 1}')
+    t2.say("I cannot proceed with the cancellation.").call("submit", answer="no")
+    assert verdict("FM-3.1", t2.build()).verdict == "present"  # a submission is no hand-over
+
+
 def test_premature_termination_absent_with_final_answer() -> None:
     # a question, not the default "Fix the failing checkout service." (asked to fix, it changes nothing)
     t = T(task="What is 6 times 7?").user("q").sh("ls").say("Answer: 42")
@@ -154,6 +164,24 @@ def test_verification_present_after_change() -> None:
     assert verdict("FM-3.3", t.build()).verdict == "absent"
 
 
+@pytest.mark.parametrize(
+    ("tool", "args", "output", "expected"),
+    [
+        ("update_reservation", {"id": "R1"}, '{"id": "R1", "cabin": "economy", "paid": 120}', "absent"),
+        ("send_certificate", {"user": "u_2"}, "Certificate c_1 added to user u_2 with amount 200.", "absent"),
+        ("send_certificate", {"user": "u_2"}, "ok", "present"),
+        ("send_certificate", {"user": "u_2"}, "Error: certificate not added (limit 100)", "present"),
+        ("create_file", {"path": "app.py"}, "File created successfully at app_v2.py", "present"),
+        ("str_replace_editor", {"command": "create"}, "File created successfully at app_v2.py", "present"),
+    ],
+)
+def test_a_service_confirming_its_own_write(tool: str, args: dict[str, str], output: str, expected: str) -> None:
+    # A service that answers with the new record or a confirmation naming what it did has shown
+    # the agent the new state; a file tool's "file created" says nothing about behaviour.
+    t = T().user("please do it").call(tool, **args).result(output).say("It has been completed successfully.")
+    assert verdict("FM-3.2", t.build()).verdict == expected
+
+
 def test_no_claim_means_unknown() -> None:
     t = T().user("fix").sh("sed -i 's/x/y/' app.py").say("I edited the file.")
     assert verdict("FM-3.2", t.build()).verdict == "unknown"
@@ -178,6 +206,26 @@ def test_incorrect_verification_on_status_only_probe() -> None:
     t.say("The incident is resolved: checkout has been restored.")
     v = verdict("FM-3.3", t.build())
     assert v.verdict == "present" and "only show that things run" in (v.rationale or "")
+
+
+@pytest.mark.parametrize(
+    ("change_answer", "expected"),
+    [("ok", "present"), ('{"reservation_id": "R1", "status": "cancelled", "refund": 120}', "absent")],
+)
+def test_a_check_of_another_record(change_answer: str, expected: str) -> None:
+    # Checking R2 after changing R1 does not check the change, unless the change's own answer
+    # already showed R1's new state (then the read of R2 serves the user's next question).
+    t = T(task=None).user("Cancel R1.").call("cancel_reservation", reservation_id="R1").result(change_answer)
+    t.call("get_reservation_details", reservation_id="R2").result('{"reservation_id": "R2"}')
+    t.say("R1 has been cancelled successfully.")
+    v = verdict("FM-3.3", t.build())
+    assert v.verdict == expected
+    if expected == "present":
+        assert "reservation_id=R1, then checked reservation_id=R2" in (v.evidence[0].note or "")
+    t2 = T(task=None).user("Cancel R1.").call("cancel_reservation", reservation_id="R1").result("ok")
+    t2.call("get_reservation_details", reservation_id="R1").result('{"reservation_id": "R1"}')
+    t2.say("R1 has been cancelled successfully.")
+    assert verdict("FM-3.3", t2.build()).verdict == "absent"
 
 
 def test_behavioural_check_is_fine() -> None:

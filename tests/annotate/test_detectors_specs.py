@@ -346,6 +346,31 @@ def test_work_after_a_completing_call(rejected: bool) -> None:
     assert (v.verdict == "present") is not rejected
 
 
+def _after_done(*user_turns: str) -> Trace:
+    t = T(task=None).user("Change my seat.").call("update_seat", seat="4A").result('{"seat": "4A"}')
+    t.say("Done: seat 4A. Anything else?")
+    for turn in user_turns:
+        t.user(turn).say("Of course.").say("Let me know if there is anything else.")
+    return t.build()
+
+
+@pytest.mark.parametrize(
+    ("turns", "present"),
+    [
+        (("No thanks, that's all.",), True),
+        (("Bye!", "Goodbye."), True),
+        (("That's all right. I'll handle it later. Can you find me a flight to Seattle?",), False),
+        (("No, thank you. Could you double-check the insurance though?",), False),
+        (("No thanks.", "Actually, one more thing: add a bag."), False),
+    ],
+)
+def test_talking_past_the_users_goodbye(turns: tuple[str, ...], present: bool) -> None:
+    v = verdict("FM-1.5", _after_done(*turns))
+    assert (v.verdict == "present") is present
+    if present:
+        assert "after the user said they were done" in (v.rationale or "")
+
+
 def test_a_repeated_harness_nudge_is_not_a_reset() -> None:
     nudge = "Please proceed to the next step using your best judgement and the tools you have."
     t = T(task="Find the flag in the binary.").user("Find the flag in the binary.")

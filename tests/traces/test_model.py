@@ -86,6 +86,22 @@ def test_tool_call_pairing_by_id_then_order() -> None:
     assert pairs == [(1, 2), (3, 4)]
 
 
+def test_tool_call_pairing_with_reused_and_foreign_ids() -> None:
+    # gpt-4o in tau-bench reuses a call id within a run (49 of 200 runs): each call takes the
+    # first result with its id after it, not the first one of the run.
+    def call(seq: int, cid: str | None) -> Event:
+        return Event(seq=seq, kind="tool_call", tool_call=ToolCall(name="book", call_id=cid))
+
+    def result(seq: int, cid: str | None) -> Event:
+        return Event(seq=seq, kind="tool_result", tool_result=ToolResult(call_id=cid, output=str(seq)))
+
+    events = [call(0, "x"), result(1, "x"), call(2, "x"), result(3, "x"), call(4, None), result(5, "zz")]
+    events += [result(6, "y"), call(7, "y")]  # a result logged before its call still pairs
+    t = Trace(trace_id="t", source_format="test", events=events)
+    pairs = [(c.seq, r.seq if r else None) for c, r in t.tool_calls()]
+    assert pairs == [(0, 1), (2, 3), (4, 5), (7, 6)]
+
+
 def test_usage_sums_and_falls_back_to_trace_total() -> None:
     t = _trace(usage=Usage(input_tokens=10))
     assert t.total_usage().input_tokens == 10

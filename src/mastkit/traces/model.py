@@ -510,20 +510,30 @@ class Trace(_Model):
         return Counter(e.kind for e in self.events)
 
     def tool_calls(self) -> Iterator[tuple[Event, Event | None]]:
-        """Each tool call paired with its result (matched by call id, else the next result)."""
-        results: dict[str, Event] = {}
+        """Each tool call paired with its result: matched by call id, else the next result.
+
+        Call ids are not always unique (models and SDKs reuse them within a run), so a call takes
+        the first result with its id that comes after it and no earlier call has taken. A result
+        whose id no call has is paired like one without an id."""
+        call_ids = {
+            e.tool_call.call_id for e in self.events if e.tool_call is not None and e.tool_call.call_id
+        }
+        results: dict[str, list[Event]] = {}
         unmatched: list[Event] = []
         for e in self.events:
             if e.tool_result is not None:
-                if e.tool_result.call_id:
-                    results.setdefault(e.tool_result.call_id, e)
+                if e.tool_result.call_id in call_ids:
+                    results.setdefault(e.tool_result.call_id, []).append(e)
                 else:
                     unmatched.append(e)
         for e in self.events:
             if e.tool_call is None:
                 continue
-            result = results.get(e.tool_call.call_id or "")
-            if result is None:
+            same_id = results.get(e.tool_call.call_id or "", [])
+            result = next((r for r in same_id if r.seq > e.seq), same_id[0] if same_id else None)
+            if result is not None:
+                same_id.remove(result)
+            else:
                 result = next((r for r in unmatched if r.seq > e.seq), None)
                 if result is not None:
                     unmatched.remove(result)

@@ -44,20 +44,12 @@ def _normalise(value: Any) -> Any:
 
 def effects(trace: Trace) -> Counter[Effect]:
     """The state-changing calls of ``trace`` that did not fail, normalised (see the module doc)."""
-    results = {
-        e.tool_result.call_id: e.tool_result
-        for e in trace.events
-        if e.tool_result is not None and e.tool_result.call_id
-    }
     out: Counter[Effect] = Counter()
-    events = trace.events
-    for i, e in enumerate(events):
+    for e, answer in trace.tool_calls():
         call = e.tool_call
         if call is None or not (is_state_changing(call.name) or is_handoff_tool(call.name)):
             continue
-        result = results.get(call.call_id) if call.call_id else None
-        if result is None and i + 1 < len(events):
-            result = events[i + 1].tool_result
+        result = answer.tool_result if answer is not None else None
         if result is not None and is_error_result(result):
             continue
         args = call.arguments if call.arguments is not None else call.arguments_raw

@@ -25,7 +25,7 @@ from mastkit.annotate.detectors._signals import (
     is_test_run,
     result_failed,
 )
-from mastkit.annotate.detectors.no_verification import final_claim, last_changes
+from mastkit.annotate.detectors.no_verification import echoes_record, final_claim, last_changes
 from mastkit.annotate.model import ModeVerdict
 from mastkit.traces.model import Event, Trace
 
@@ -91,7 +91,10 @@ def incorrect_verification(trace: Trace) -> ModeVerdict:
         if last_result is not None:
             evs.append(evidence_at([last_result], note="its result shows failure"))
         return present(CODE, NAME, [*evs, claim_ev], "success claimed although the last check failed")
-    if changes:
+    results = {c.seq: r for c, r in pairs}
+    # A change whose own answer showed the new state was checked there; later reads of other
+    # records serve something else (the next question), not as its check.
+    if changes and not echoes_record(changes[-1], results.get(changes[-1].seq)):
         other = _other_target(changes[-1], last_check)
         if other is not None:
             return present(

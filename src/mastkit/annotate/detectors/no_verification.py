@@ -72,9 +72,18 @@ def _wrap_up(call: Event) -> bool:
     )
 
 
-def _echoes_record(call: Event, result: Event | None) -> bool:
-    """An API write (not a shell command) whose result is the updated record as JSON: the agent
-    saw the new state (tau-bench's ``update_reservation_flights`` returns the reservation)."""
+_CONFIRMED = re.compile(
+    r"(?i)\b(?:added|updated|created|cancell?ed|deleted|removed|sent|booked|transferred|applied|issued|"
+    r"refunded|scheduled|saved)\b"
+)
+_FILE_ARG = frozenset({"path", "file", "filename", "file_path", "filepath", "target_file"})
+_FILE_TOOL = re.compile(r"(?i)file|edit|str_replace|patch|write")
+
+
+def echoes_record(call: Event, result: Event | None) -> bool:
+    """An API write (not a shell command) whose result is the updated record as JSON, or the
+    service's confirmation naming what it did: the agent saw the new state (tau-bench's
+    ``update_reservation_flights`` returns the reservation, ``send_certificate`` says it was added)."""
     if (
         call.tool_call is None
         or call_commands(call.tool_call)
@@ -84,7 +93,17 @@ def _echoes_record(call: Event, result: Event | None) -> bool:
         return False
     r = result.tool_result
     out = (r.output or "").lstrip()
-    return not r.is_error and out.startswith("{") and out.count(":") >= 3 and not result_failed(result)
+    if r.is_error or result_failed(result):
+        return False
+    if out.startswith("{") and out.count(":") >= 3:
+        return True
+    # A service's own confirmation naming what it did ("Certificate c_1 added to user u_2 with
+    # amount 200"); not for file tools, whose "file edited" says nothing about behaviour.
+    args = call.tool_call.arguments if isinstance(call.tool_call.arguments, dict) else {}
+    file_tool = bool(_FILE_ARG.intersection(k.lower() for k in args)) or _FILE_TOOL.search(
+        call.tool_call.name
+    )
+    return not file_tool and bool(_CONFIRMED.search(out)) and bool(re.search(r"\w*\d\w*", out))
 
 
 _CHECKER = re.compile(r"(?i)\b(?:critic|review(?:er)?|verif(?:ier|y)|checker|checks?|tester|qa|quality)\b")
@@ -161,7 +180,7 @@ def no_verification(trace: Trace) -> ModeVerdict:
             or (c is last_change and checks_after_own_change(c.tool_call))
         )
     ]
-    if not checks and _echoes_record(last_change, results.get(last_change.seq)):
+    if not checks and echoes_record(last_change, results.get(last_change.seq)):
         return absent(CODE, NAME, f"the change at event {last_change.seq} returned the updated record")
     if not checks:
         return present(

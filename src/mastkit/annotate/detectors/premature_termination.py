@@ -21,6 +21,7 @@ from mastkit.annotate.detectors._signals import (
     agent_texts,
     give_up,
     is_state_change,
+    result_failed,
     structured_enough,
     submitted_text,
     success_claim,
@@ -32,6 +33,7 @@ CODE, NAME = "FM-3.1", "premature_termination"
 
 # Calls that end the agent's part (a hand-off to a human, a submission): not further work.
 _HAND_OFF = re.compile(r"(?i)transfer|escalat|hand_?off|submit|finish|end_(?:conversation|chat|session)|done")
+_TO_HUMAN = re.compile(r"(?i)transfer|escalat|hand_?off")
 _OPEN_ITEM = re.compile(r"(?m)^\s*(?:[-*]|\d+\.)?\s*\[\s\]")
 _ANY_BOX = re.compile(r"\[[\sxX✓]\]")  # cheap pre-filter for the two below
 _DONE_ITEM = re.compile(r"(?m)^\s*(?:[-*]|\d+\.)?\s*\[[xX✓]\]")
@@ -81,6 +83,19 @@ def _request(trace: Trace) -> str:
     return trace.task or first_user or ""
 
 
+def _policy_refusal(live: list[Event], last_word: Event) -> bool:
+    """ "I cannot …" and then a hand-over to a human, with the last tool result before it a success:
+    a refusal under a policy (right or wrong, the judge must say), not a give-up. After a failed
+    call ("the system isn't working, I'll transfer you") it is still giving up on the task."""
+    handed_over = any(
+        e.seq > last_word.seq and e.tool_call is not None and _TO_HUMAN.search(e.tool_call.name) for e in live
+    )
+    last_result = next(
+        (e for e in reversed(live) if e.seq < last_word.seq and e.tool_result is not None), None
+    )
+    return handed_over and last_result is not None and not result_failed(last_result)
+
+
 def _nothing_done(trace: Trace, live: list[Event], last_word: Event) -> Evidence | None:
     """A request for a change, a tool-using agent that never changed anything, and a last word
     that is not a question back: the run ended with the work not done. Not when the user had the
@@ -90,10 +105,7 @@ def _nothing_done(trace: Trace, live: list[Event], last_word: Event) -> Evidence
     calls = [e for e in live if e.tool_call is not None and e.is_agent_step()]
     if live and live[-1].role == "user":
         return None  # the user closed the conversation: a refusal or a deferral may be right
-    if any(
-        e.tool_call is not None and re.search(r"(?i)transfer|escalat|hand_?off", e.tool_call.name)
-        for e in calls
-    ):
+    if any(e.tool_call is not None and _TO_HUMAN.search(e.tool_call.name) for e in calls):
         return None  # handed to a human: whether the refusal was right needs the policy
     if not calls or any(
         e.tool_call is not None and is_state_change(e.tool_call) and not _HAND_OFF.search(e.tool_call.name)
@@ -126,7 +138,7 @@ def premature_termination(trace: Trace) -> ModeVerdict:
         for e in live
     ):
         words = give_up(last_word.content)
-        if words:
+        if words and not _policy_refusal(live, last_word):
             findings.append(evidence_at([last_word], note="the agent gave up", text=words))
     submit = next((e for e in reversed(live) if e.tool_call is not None and e.is_agent_step()), None)
     if submit is not None and submit.tool_call is not None and SUBMIT_TOOLS.match(submit.tool_call.name):

@@ -73,11 +73,22 @@ def _missing_stop_signal(trace: Trace) -> Evidence | None:
 
 # The user says they are done ("that's it, thanks", "no thanks", "bye").
 _USER_DONE = re.compile(
-    r"(?i)^\W*(?:no(?:pe)?,? thanks?(?: you)?|no,? that'?s (?:it|all)|that'?s (?:it|all)|no\.?$|bye|goodbye|"
+    r"(?i)^\W*(?:no(?:pe)?,? thanks?(?: you)?|no,? that'?s (?:it|all)|that'?s (?:it|all)(?! right)|no\.?$|bye|goodbye|"
     r"nothing (?:else|more)|all good|i'?m (?:all set|done|good))\b"
 )
 # Tools that complete the task (closing the ticket, submitting, resolving).
 _COMPLETES = re.compile(r"(?i)(?:^|[_.:-])(?:close|resolve|submit|finish|complete)(?:$|[_.:-])")
+
+
+_CLOSING_WORD = r"(?:no(?:pe)?|ok(?:ay)?|thanks?|thank you|bye|goodbye|good ?night|that'?s (?:it|all))"
+_CLOSING_ONLY = re.compile(rf"(?i)^\W*{_CLOSING_WORD}(?:[\s,.!]+{_CLOSING_WORD})*[\s,.!]*$")
+_MORE = re.compile(r"(?i)\?|\b(?:can|could|would) you\b|\bi (?:want|need|would like|'d like)\b|\bplease\b")
+
+
+def _says_done(text: str) -> bool:
+    """The user closes the conversation: a closing phrase and no further request or question
+    ("No, thank you. I just want this sorted out. Could you check again?" asks for more)."""
+    return bool(_USER_DONE.search(text) or _CLOSING_ONLY.match(text)) and not _MORE.search(text)
 
 
 _REJECTED = re.compile(r"(?i)\b(?:incorrect|rejected|wrong|invalid|not accepted|try again)\b")
@@ -87,10 +98,10 @@ def _past_the_end(live: list[Event], results: dict[int, Event | None]) -> list[E
     """Work or talk that goes on after the run's end was reached: 2+ agent messages after the
     user said they are done, or 2+ more tool calls after the task-completing call."""
     found: list[Evidence] = []
-    done = next(
-        (e for e in live if e.role == "user" and e.kind == "message" and _USER_DONE.search(e.content or "")),
-        None,
-    )
+    users = [e for e in live if e.role == "user" and e.kind == "message"]
+    done = next((e for e in users if _says_done(e.content or "")), None)
+    if done is not None and any(e.seq > done.seq and not _says_done(e.content or "") for e in users):
+        done = None  # the user came back with more: answering them is not talking past the end
     if done is not None:
         after = [e for e in live if e.seq > done.seq and e.kind == "message" and e.is_agent_step()]
         if len(after) >= 2:
