@@ -126,9 +126,13 @@ def methods() -> dict[str, Method | None]:
         "first write that took effect": _alone(lambda t, ev: h.first_write(ev)),
         "first unresolved error": _alone(lambda t, ev: h.first_unresolved_error(ev)),
         "first error": _alone(lambda t, ev: h.first_error(ev)),
+        "first error or silent run": _alone(lambda t, ev: h.first_bad_result(ev)),
         "unverified write": _alone(lambda t, ev: h.unverified_action(ev)),
         "user pivot": _alone(lambda t, ev: h.user_pivot(ev)),
         "stall report": _alone(lambda t, ev: h.stall_report(ev)),
+        "accepted report": _alone(lambda t, ev: h.accepted_report(ev)),
+        "first report (supervised)": _alone(lambda t, ev: h.first_report(ev)),
+        "first acting step": _alone(lambda t, ev: h.first_action(ev)),
         "detector": _alone(lambda t, ev: (h.detector_finding(t, ev) or (None, ""))[0]),
     }
     old = _old_rules()

@@ -187,7 +187,7 @@ def test_a_user_who_changes_the_request_after_a_refusal_is_blamed() -> None:
         == "after the agent declined at event 5, the user asks for cancel_reservation (done at 9)"
     )
     a = attribute_by_rules(trace(*DECLINED))
-    assert (a.agent, a.step, a.confidence) == ("user", 6, 0.4)
+    assert (a.agent, a.step, a.confidence) == ("user", 6, 0.75)
     assert a.reason is not None and a.reason.startswith("user_pivot: ")
 
 
@@ -230,7 +230,7 @@ def test_a_confirmed_write_is_blamed_where_the_agent_proposed_it() -> None:
     t = [*proposed, call(6, "cancel_reservation", reservation_id="ABC123"), result(7, "done")]
     assert decision_step(t, t[6]) is t[4]
     a = attribute_by_rules(trace(*t))
-    assert (a.agent, a.step, a.confidence) == ("assistant", 4, 0.45)
+    assert (a.agent, a.step, a.confidence) == ("assistant", 4, 0.78)
     assert (
         a.reason
         == "first_write: first state-changing action cancel_reservation at event 6, decided at event 4"
@@ -287,7 +287,7 @@ def test_the_rules_do_not_read_the_grade() -> None:
 
 
 def test_the_detectors_see_a_blinded_trace(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A detector that would fire only on a graded trace never fires inside the rules."""
+    """A detector that would fire only on a graded trace never fires in ``detector_finding``."""
     from mastkit.annotate.detectors import _base
     from mastkit.annotate.model import Evidence, ModeVerdict
 
@@ -304,6 +304,6 @@ def test_the_detectors_see_a_blinded_trace(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(_base._DETECTORS, peek.key, peek)
     quiet = trace(say(0, "user", "task"), say(1, "Planner", "plan it"), say(2, "Coder", "did it"))
     graded = quiet.model_copy(update={"outcome": Outcome(success=False), "raw": {"reward": 0}, "task": "t"})
+    assert h.detector_finding(graded, h.live_events(graded)) is None
     assert attribute_by_rules(graded) == attribute_by_rules(quiet)
-    assert attribute_by_rules(graded).reason == "first_action: no failure signal found; first agent step"
     assert seen and all(t.outcome is None and t.raw is None and t.task is None for t in seen)
