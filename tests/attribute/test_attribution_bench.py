@@ -6,6 +6,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from mastkit.analyze.attribution_eval import (
     score,
     split,
 )
-from mastkit.attribute.rule_attributor import attribute_by_rules
+from mastkit.attribute.rule_attributor import CONFIDENCE, attribute_by_rules
 from mastkit.traces.model import Event, Label, Outcome, Trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,6 +159,36 @@ def test_the_benchmark_runs_and_the_rules_beat_each_single_heuristic() -> None:
         pooled = {m: sum(figures[s][m][metric]["hits"] for s in who) for m in singles}
         rules = sum(figures[s]["rules"][metric]["hits"] for s in who)
         assert all(rules > v for v in pooled.values()), metric
+    # on each Who&When tuning set: strictly better on agent and step than every single heuristic
+    for set_name in ("W&W AG (tune)", "W&W HC dev (tune)"):
+        for metric in ("agent", "step"):
+            rules = figures[set_name]["rules"][metric]["hits"]
+            assert all(rules > figures[set_name][m][metric]["hits"] for m in singles), (set_name, metric)
+    # tau dev no worse than before the supervised-run signals (17 agents, 13 steps of 18)
+    assert figures["tau dev (tune)"]["rules"]["agent"]["hits"] >= 17
+    assert figures["tau dev (tune)"]["rules"]["step"]["hits"] >= 13
+
+
+def test_each_confidence_is_the_smoothed_precision_on_the_tuning_sets() -> None:
+    shared_path("who_and_when")
+    _tau_golds()
+    tuning = [g for name, golds in _bench().label_sets(SHARED_DATA).items() if "tune" in name for g in golds]
+    fired: Counter[str] = Counter()
+    hits: Counter[str] = Counter()
+    for g in tuning:
+        truth = g.trace.outcome.ground_truth if g.trace.outcome else None
+        plain = attribute_by_rules(g.trace)
+        signal = (plain.reason or "").split(":")[0]
+        fired[signal] += 1
+        hits[signal] += plain.step == g.step
+        if truth:  # wrong_answer only speaks when the ground truth is given
+            graded = attribute_by_rules(g.trace, ground_truth=truth)
+            if (graded.reason or "").startswith("wrong_answer"):
+                fired["wrong_answer"] += 1
+                hits["wrong_answer"] += graded.step == g.step
+    assert set(fired) <= set(CONFIDENCE)
+    for signal, n in fired.items():
+        assert CONFIDENCE[signal] == round((hits[signal] + 1) / (n + 2), 2), signal
 
 
 def _bench() -> Any:

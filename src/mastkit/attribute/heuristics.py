@@ -242,9 +242,10 @@ def first_action(events: list[Event]) -> Finding | None:
     next event is its output) is that step. Multi-agent logs often open with an agent restating its task, which is why the opening
     message is skipped; one that already runs code is not a mere restatement.
     """
-    opening = events[0] if events else None
-    if opening is not None and is_step(opening) and len(events) > 1 and is_output(events[1]):
-        return Finding("first_action", opening, "first agent step (the opening message acts)")
+    if not events:
+        return None
+    if is_step(events[0]) and len(events) > 1 and is_output(events[1]):
+        return Finding("first_action", events[0], "first agent step (the opening message acts)")
     return first_agent_step(events)
 
 
