@@ -239,9 +239,17 @@ def test_a_confirmed_write_is_blamed_where_the_agent_proposed_it() -> None:
     unconfirmed = [*BOOKING, say(4, "assistant", "Anything else?"), say(5, "user", "My dog is ill.")]
     t2 = [*unconfirmed, call(6, "cancel_reservation", reservation_id="ABC123"), result(7, "done")]
     assert decision_step(t2, t2[6]) is t2[6] and attribute_by_rules(trace(*t2)).step == 6
+    assert (
+        attribute_by_rules(trace(*t2)).reason
+        == "first_write: first state-changing action cancel_reservation at event 6"
+    )
     # two user turns between proposal and write: the write
     twice = [*proposed, say(6, "user", "yes really"), call(7, "cancel_reservation", reservation_id="ABC123")]
     assert decision_step(twice, twice[7]) is twice[7]
+    # the agent's own look-ups and their results between proposal and write are skipped
+    looked = [*proposed, call(6, "get_reservation", reservation_id="ABC123"), result(7, "ABC123: 2 seats")]
+    t3 = [*looked, call(8, "cancel_reservation", reservation_id="ABC123")]
+    assert decision_step(t3, t3[8]) is t3[4]
 
 
 def test_an_unverified_write_is_blamed_itself() -> None:

@@ -205,6 +205,11 @@ def test_an_opening_message_that_does_not_act_is_the_task_statement() -> None:
     alone = [say(0, "Coder", "hello")]
     assert h.first_action(alone) == h.Finding("first_action", alone[0], "first agent step")
     assert h.first_action([]) is None
+    # two events: the opening message and its output
+    ran = [say(0, "Coder", "```python\nprint(1)\n```"), out(1, exit_code=0, output="1")]
+    assert h.first_action(ran) == h.Finding(
+        "first_action", ran[0], "first agent step (the opening message acts)"
+    )
     # a user's opening message followed by an output is not an agent acting
     asked = [say(0, "human", "run it"), out(1, output="ok"), say(2, "Coder", "done")]
     assert h.first_action(asked) == h.Finding("first_action", asked[2], "first agent step")
