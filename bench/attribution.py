@@ -3,7 +3,9 @@
 Label sets (from ../shared/data, read-only):
 
 * Who&When Algorithm-Generated (126) — tuning set;
-* Who&When Hand-Crafted (58) — held out;
+* Who&When Hand-Crafted (58, Magentic-One) — split half/half once (``split`` with seed 19,
+  stratified by the labelled mistake agent, committed before any HC rule was written):
+  ``W&W HC dev`` (tuning) and ``W&W HC held`` (held out: only its aggregate row is read);
 * tau-bench airline, 36 failed runs labelled by hand (bench/attribution_labels/), split
   half/half with a fixed seed, stratified by the blamed agent: ``tau dev`` (tuning) and
   ``tau held`` (held out).
@@ -50,16 +52,21 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MASTKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
 LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline.jsonl"
 OLD_COMMIT = "34bdaa3"
+HC_SEED = 19
+"""Seed of the fixed Hand-Crafted dev/held split (chosen before looking at either half)."""
 Method = Callable[[Trace], Prediction]
 
 
 def label_sets(shared: Path) -> dict[str, list[Gold]]:
-    """The four label sets, in table order (a set whose data is absent is left out)."""
+    """The five label sets, in table order (a set whose data is absent is left out)."""
     sets: dict[str, list[Gold]] = {}
-    for folder, name in (("Algorithm-Generated", "W&W AG (tune)"), ("Hand-Crafted", "W&W HC (held)")):
-        path = shared / "who_and_when" / folder
-        if path.exists():
-            sets[name] = golds_from_traces(load_traces(path))
+    who = shared / "who_and_when"
+    if (who / "Algorithm-Generated").exists():
+        sets["W&W AG (tune)"] = golds_from_traces(load_traces(who / "Algorithm-Generated"))
+    if (who / "Hand-Crafted").exists():
+        hc_dev, hc_held = split(golds_from_traces(load_traces(who / "Hand-Crafted")), seed=HC_SEED)
+        sets["W&W HC dev (tune)"] = hc_dev
+        sets["W&W HC held"] = hc_held
     tau_file = shared / "multi_rollout" / "tau_bench_airline_gpt4o"
     if tau_file.exists():
         dev, held = split(load_labels(LABELS, shared, lambda p: load_traces(p)))
@@ -119,9 +126,13 @@ def methods() -> dict[str, Method | None]:
         "first write that took effect": _alone(lambda t, ev: h.first_write(ev)),
         "first unresolved error": _alone(lambda t, ev: h.first_unresolved_error(ev)),
         "first error": _alone(lambda t, ev: h.first_error(ev)),
+        "first error or silent run": _alone(lambda t, ev: h.first_bad_result(ev)),
         "unverified write": _alone(lambda t, ev: h.unverified_action(ev)),
         "user pivot": _alone(lambda t, ev: h.user_pivot(ev)),
         "stall report": _alone(lambda t, ev: h.stall_report(ev)),
+        "accepted report": _alone(lambda t, ev: h.accepted_report(ev)),
+        "first report (supervised)": _alone(lambda t, ev: h.first_report(ev)),
+        "first acting step": _alone(lambda t, ev: h.first_action(ev)),
         "detector": _alone(lambda t, ev: (h.detector_finding(t, ev) or (None, ""))[0]),
     }
     old = _old_rules()

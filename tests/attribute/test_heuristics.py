@@ -187,7 +187,7 @@ def test_a_user_who_changes_the_request_after_a_refusal_is_blamed() -> None:
         == "after the agent declined at event 5, the user asks for cancel_reservation (done at 9)"
     )
     a = attribute_by_rules(trace(*DECLINED))
-    assert (a.agent, a.step, a.confidence) == ("user", 6, 0.4)
+    assert (a.agent, a.step, a.confidence) == ("user", 6, 0.75)
     assert a.reason is not None and a.reason.startswith("user_pivot: ")
 
 
@@ -230,7 +230,7 @@ def test_a_confirmed_write_is_blamed_where_the_agent_proposed_it() -> None:
     t = [*proposed, call(6, "cancel_reservation", reservation_id="ABC123"), result(7, "done")]
     assert decision_step(t, t[6]) is t[4]
     a = attribute_by_rules(trace(*t))
-    assert (a.agent, a.step, a.confidence) == ("assistant", 4, 0.45)
+    assert (a.agent, a.step, a.confidence) == ("assistant", 4, 0.78)
     assert (
         a.reason
         == "first_write: first state-changing action cancel_reservation at event 6, decided at event 4"
@@ -239,9 +239,17 @@ def test_a_confirmed_write_is_blamed_where_the_agent_proposed_it() -> None:
     unconfirmed = [*BOOKING, say(4, "assistant", "Anything else?"), say(5, "user", "My dog is ill.")]
     t2 = [*unconfirmed, call(6, "cancel_reservation", reservation_id="ABC123"), result(7, "done")]
     assert decision_step(t2, t2[6]) is t2[6] and attribute_by_rules(trace(*t2)).step == 6
+    assert (
+        attribute_by_rules(trace(*t2)).reason
+        == "first_write: first state-changing action cancel_reservation at event 6"
+    )
     # two user turns between proposal and write: the write
     twice = [*proposed, say(6, "user", "yes really"), call(7, "cancel_reservation", reservation_id="ABC123")]
     assert decision_step(twice, twice[7]) is twice[7]
+    # the agent's own look-ups and their results between proposal and write are skipped
+    looked = [*proposed, call(6, "get_reservation", reservation_id="ABC123"), result(7, "ABC123: 2 seats")]
+    t3 = [*looked, call(8, "cancel_reservation", reservation_id="ABC123")]
+    assert decision_step(t3, t3[8]) is t3[4]
 
 
 def test_an_unverified_write_is_blamed_itself() -> None:
@@ -287,7 +295,7 @@ def test_the_rules_do_not_read_the_grade() -> None:
 
 
 def test_the_detectors_see_a_blinded_trace(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A detector that would fire only on a graded trace never fires inside the rules."""
+    """A detector that would fire only on a graded trace never fires in ``detector_finding``."""
     from mastkit.annotate.detectors import _base
     from mastkit.annotate.model import Evidence, ModeVerdict
 
@@ -304,6 +312,6 @@ def test_the_detectors_see_a_blinded_trace(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(_base._DETECTORS, peek.key, peek)
     quiet = trace(say(0, "user", "task"), say(1, "Planner", "plan it"), say(2, "Coder", "did it"))
     graded = quiet.model_copy(update={"outcome": Outcome(success=False), "raw": {"reward": 0}, "task": "t"})
+    assert h.detector_finding(graded, h.live_events(graded)) is None
     assert attribute_by_rules(graded) == attribute_by_rules(quiet)
-    assert attribute_by_rules(graded).reason == "first_action: no failure signal found; first agent step"
     assert seen and all(t.outcome is None and t.raw is None and t.task is None for t in seen)

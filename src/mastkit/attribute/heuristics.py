@@ -7,6 +7,8 @@ they can be measured one by one and combined by :mod:`mastkit.attribute.rule_att
   book, cancel, update, delete, send, transfer, ...) that took effect; when none took effect,
   the first one attempted.
 * :func:`first_error` — the first action whose result is an error (Who&When's strongest signal).
+* :func:`first_bad_result` — the first action whose result is an error or a silent run (a
+  program that exits cleanly but prints nothing: the step produced no evidence).
 * :func:`first_unresolved_error` — the first action whose result is an error and that is not
   followed by a successful retry of the same tool (or, for executors that answer in messages,
   a clean run of the same agent's next code).
@@ -17,6 +19,12 @@ they can be measured one by one and combined by :mod:`mastkit.attribute.rule_att
 * :func:`stall_report`, :func:`wrong_answer`, :func:`detector_finding` — the Who&When signals
   (a supervisor reporting no progress, a stated answer that differs from the ground truth,
   the earliest rule-detector evidence).
+* :func:`accepted_report` — in a supervised run, the worker report the supervisor accepted when
+  it declared the request satisfied (in a failed run, that report's claim was wrong).
+* :func:`first_action`, :func:`first_report` — structural fallbacks: the first step that acts
+  (an opening message whose code is run counts), and in a supervised run the first report of a
+  worker (the supervisor's plan and ledger are bookkeeping, not work).
+* :func:`supervisor` — the agent that keeps a progress ledger, if any.
 * :func:`first_agent_step`, :func:`last_agent_step` — the naive baselines.
 """
 
@@ -33,17 +41,23 @@ from mastkit.traces.model import Event, Trace, is_agent_name
 
 __all__ = [
     "Finding",
+    "accepted_report",
     "blind",
     "detector_finding",
+    "first_action",
     "first_agent_step",
+    "first_bad_result",
     "first_error",
+    "first_report",
     "first_unresolved_error",
     "first_write",
     "first_write_attempt",
     "is_write_tool",
     "last_agent_step",
     "live_events",
+    "silent_run",
     "stall_report",
+    "supervisor",
     "unverified_action",
     "user_pivot",
     "wrong_answer",
@@ -55,6 +69,11 @@ _STALL = re.compile(
     r'(?is)"is_(?:progress_being_made)"\s*:\s*\{[^{}]*?"answer"\s*:\s*false'
     r'|"is_in_loop"\s*:\s*\{[^{}]*?"answer"\s*:\s*true|\bno progress (?:is being|has been) made\b'
 )
+# An executor's reply to code that ran cleanly and printed nothing.
+_SILENT = re.compile(r"(?is)\A\s*exitcode:\s*0\b[^\n]*\n\s*code output:\s*\Z")
+# A progress ledger: the structured self-assessment a supervising agent writes each round.
+_LEDGER = re.compile(r'"(?:is_request_satisfied|is_progress_being_made|is_in_loop)"\s*:\s*\{')
+_SATISFIED = re.compile(r'(?s)"is_request_satisfied"\s*:\s*\{[^{}]*?"answer"\s*:\s*true')
 _ANSWER = re.compile(r"(?i)(?:final answer|the answer is|answer:|result is|result:)\s*(?P<ans>[^\n]{1,200})")
 
 # fmt: off
@@ -147,6 +166,17 @@ def failed(e: Event) -> bool:
     return bool(FAILURE_OUTPUT.search(text[-4000:]))
 
 
+def silent_run(e: Event) -> bool:
+    """Whether an output event reports a program that exited cleanly (exit code 0) and printed nothing.
+
+    Only results that carry an exit code count: an empty answer from an ordinary tool is not a run.
+    """
+    if e.tool_result is not None:
+        r = e.tool_result
+        return r.exit_code == 0 and not (r.output or "").strip()
+    return bool(_SILENT.search(e.content or ""))
+
+
 def acting_step(events: list[Event], before: int) -> Event | None:
     """The last agent (non-executor) step before index ``before``."""
     for e in reversed(events[:before]):
@@ -205,6 +235,70 @@ def first_agent_step(events: list[Event]) -> Finding | None:
     return None
 
 
+def first_action(events: list[Event]) -> Finding | None:
+    """The first agent step that does something, the opening message included when it acts.
+
+    Like :func:`first_agent_step`, but an opening agent message whose action is carried out (the
+    next event is its output) is that step. Multi-agent logs often open with an agent restating its task, which is why the opening
+    message is skipped; one that already runs code is not a mere restatement.
+    """
+    if not events:
+        return None
+    if is_step(events[0]) and len(events) > 1 and is_output(events[1]):
+        return Finding("first_action", events[0], "first agent step (the opening message acts)")
+    return first_agent_step(events)
+
+
+def supervisor(events: list[Event]) -> str | None:
+    """The agent that supervises the run by keeping a progress ledger, if there is one.
+
+    A ledger is a structured self-assessment written each round (Magentic-One's Orchestrator:
+    ``is_request_satisfied``, ``is_progress_being_made``, ``is_in_loop``). The run counts as
+    supervised only when some other agent also takes a step.
+    """
+    boss = next((e.actor for e in events if is_step(e) and e.content and _LEDGER.search(e.content)), None)
+    if boss is None or not any(is_step(e) and e.actor != boss for e in events):
+        return None
+    return boss
+
+
+def _report_before(events: list[Event], i: int, boss: str) -> Event | None:
+    """The last step before index ``i`` of an agent other than ``boss`` (tool outputs excluded)."""
+    return next((x for x in reversed(events[:i]) if is_step(x) and x.actor != boss), None)
+
+
+def first_report(events: list[Event]) -> Finding | None:
+    """In a supervised run: the first step of a worker (an agent other than the supervisor).
+
+    The supervisor's opening plan, ledger and routing restate the task; the first piece of work
+    the team builds on is the first worker's report.
+    """
+    boss = supervisor(events)
+    if boss is None:
+        return None
+    e = next(x for x in events if is_step(x) and x.actor != boss)
+    return Finding("first_report", e, f"first report to the supervisor {boss}")
+
+
+def accepted_report(events: list[Event]) -> Finding | None:
+    """The report a supervisor accepted when it declared the request satisfied.
+
+    Only failed runs are attributed, so a "request satisfied" verdict was wrong; it rests on the
+    last report of another agent before it, whose claim is blamed.
+    """
+    boss = supervisor(events)
+    if boss is None:
+        return None
+    for i, e in enumerate(events):
+        if e.actor == boss and is_step(e) and e.content and _SATISFIED.search(e.content):
+            report = _report_before(events, i, boss)
+            if report is not None:
+                return Finding(
+                    "accepted_report", report, f"{boss} accepts it as satisfying the request at event {e.seq}"
+                )
+    return None
+
+
 def last_agent_step(events: list[Event]) -> Finding | None:
     """The last substantive agent step."""
     e = next((x for x in reversed(events) if is_step(x)), None)
@@ -234,6 +328,24 @@ def first_error(events: list[Event]) -> Finding | None:
             actor = acting_step(events, i)
             if actor is not None:
                 return Finding("error_step", actor, f"its action failed at event {e.seq}")
+    return None
+
+
+def first_bad_result(events: list[Event]) -> Finding | None:
+    """The first agent action whose direct result is an error or a silent run.
+
+    A program that exits cleanly but prints nothing gave the team no evidence, yet the run goes
+    on as if it had; the step that ran it is blamed like a failed one.
+    """
+    for i, e in enumerate(events):
+        if not is_output(e):
+            continue
+        silent = silent_run(e)
+        if silent or failed(e):
+            actor = acting_step(events, i)
+            if actor is not None:
+                what = "ran and printed nothing" if silent else "failed"
+                return Finding("error_step", actor, f"its action {what} at event {e.seq}")
     return None
 
 

@@ -2,27 +2,36 @@
 
 The signals are the single heuristics of :mod:`mastkit.attribute.heuristics`, tried in a fixed
 order; the first that fires names the step, and the blamed agent is that step's actor (the
-simulated user included). The order was tuned on Who&When Algorithm-Generated and half of the
-hand-labelled tau-bench airline runs (``bench/attribution.py`` reports the other parts):
+simulated user included). The order was tuned on the tuning sets of ``bench/attribution.py``
+(Who&When Algorithm-Generated, the dev half of Who&When Hand-Crafted and the dev half of the
+hand-labelled tau-bench airline runs); the held-out halves are reported, not tuned on:
 
 1. ``user_pivot`` — after the agent declined or found nothing, the user asks for a different
    kind of change and a write carries it out: the user's request is blamed.
 2. ``error_step`` — the first agent action whose direct result is an error (a failing tool call,
-   a terminal reply with a traceback or non-zero exit): the agent step that acted is blamed.
+   a terminal reply with a traceback or non-zero exit) or a silent run (exit code 0, nothing
+   printed): the agent step that acted is blamed.
 3. ``first_write`` — the first state-changing action (a tool named with a write verb). When its
    arguments hold a value nobody gave before (no user message, tool result or system prompt
    stated it), the write itself is the unverified assumption and is blamed; otherwise the
    decision was made where the agent proposed it, so the agent's last message before the write
    is blamed when only the user's confirmation sits between them.
-4. ``stall_report`` — a supervising agent reports no progress or a loop (Magentic-One ledger):
-   the last step of another agent before the report.
-5. ``wrong_answer`` (only with the ground truth) — the first stated answer that does not contain
+4. ``accepted_report`` — in a supervised run (an agent keeps a progress ledger), the supervisor
+   declares the request satisfied: the worker report it accepted is blamed, since the run failed.
+5. ``stall_report`` — the supervisor reports no progress or a loop: the last step of another
+   agent before the report.
+6. ``wrong_answer`` (only with the ground truth) — the first stated answer that does not contain
    the expected one.
-6. ``detector`` — the earliest rule-detector evidence, mapped to the agent step at or before it.
-7. ``first_action`` — fallback: the first agent step after the task statement.
+7. Fallback, chosen by the run's structure: ``first_report`` — in a supervised run, the first
+   step of a worker (the supervisor's plan and ledger are bookkeeping); otherwise
+   ``first_action`` — the first agent step after the task statement, where an opening agent
+   message whose code is run counts as that step.
 
-Only the events are read: never the outcome, the labels, the raw record or the task field (the
-detectors get a blinded copy), so the answer does not change with the grade.
+The rule detectors are no longer consulted: as the signal before the fallback they named the
+labelled step in none of the tuning runs where they decided (0 of 5).
+
+Only the events are read: never the outcome, the labels, the raw record or the task field, so
+the answer does not change with the grade.
 """
 
 from __future__ import annotations
@@ -36,16 +45,23 @@ from mastkit.traces.model import Event, Trace
 __all__ = ["CONFIDENCE", "attribute_by_rules", "decision_step"]
 
 CONFIDENCE = {
-    "user_pivot": 0.4,
-    "error_step": 0.5,
-    "first_write": 0.45,
-    "unverified": 0.45,
-    "stall_report": 0.4,
-    "wrong_answer": 0.45,
-    "detector": 0.35,
-    "first_action": 0.1,
+    "user_pivot": 0.75,  # 2 of 2
+    "error_step": 0.46,  # 35 of 77
+    "first_write": 0.78,  # 6 of 7
+    "unverified": 0.5,  # 1 of 2
+    "accepted_report": 0.4,  # 3 of 8
+    "stall_report": 0.18,  # 2 of 15
+    "wrong_answer": 0.56,  # 8 of 14, with the ground truth
+    "first_report": 0.57,  # 3 of 5
+    "first_action": 0.47,  # 26 of 56
 }
-"""Confidence reported per signal: roughly its exact-step precision on the tuning data."""
+"""Confidence reported per signal: its measured exact-step precision on the tuning sets.
+
+Of the tuning runs (Who&When Algorithm-Generated, Hand-Crafted dev, tau dev) where the signal
+decided the answer, the share where it named the labelled step, with one hit and one miss added
+((hits + 1) / (runs + 2)) so that a signal seen in a handful of runs does not claim 0 or 1.
+The counts are in the comments; ``wrong_answer`` is measured with the ground truth given.
+"""
 
 _CONFIRM = re.compile(
     r"(?i)\b(?:yes|yeah|yep|confirm\w*|proceed|go ahead|please do|sounds good|that works|okay|ok|sure)\b"
@@ -83,6 +99,17 @@ def _first_write(events: list[Event]) -> h.Finding | None:
     return h.Finding("first_write", step, f"first state-changing action {name} at event {write.seq}{where}")
 
 
+def _fallback(events: list[Event]) -> h.Finding | None:
+    """No signal fired: the first report in a supervised run, else the first agent step that acts."""
+    report = h.first_report(events)
+    if report is not None:
+        return h.Finding("first_report", report.step, f"no failure signal found; {report.reason}")
+    first = h.first_action(events)
+    if first is None:
+        return None
+    return h.Finding("first_action", first.step, f"no failure signal found; {first.reason}")
+
+
 def attribute_by_rules(trace: Trace, *, ground_truth: str | None = None) -> Attribution:
     """Blame an agent and a step of a failed ``trace`` using the rule signals (see module doc)."""
     events = h.live_events(trace)
@@ -90,26 +117,20 @@ def attribute_by_rules(trace: Trace, *, ground_truth: str | None = None) -> Attr
         return Attribution(method="rules", reason="empty trace", confidence=0.0)
     found = (
         h.user_pivot(events)
-        or h.first_error(events)
+        or h.first_bad_result(events)
         or _first_write(events)
+        or h.accepted_report(events)
         or h.stall_report(events)
         or h.wrong_answer(events, ground_truth)
     )
-    mode = None
     if found is None:
-        hit = h.detector_finding(trace, events)
-        if hit is not None:
-            found, mode = hit
-    if found is None:
-        first = h.first_agent_step(events)
-        if first is None:
+        found = _fallback(events)
+        if found is None:
             return Attribution(method="rules", reason="no agent step found", confidence=0.0)
-        found = h.Finding("first_action", first.step, "no failure signal found; first agent step")
     return Attribution(
         agent=found.agent,
         step=found.step.seq,
         reason=f"{found.signal}: {found.reason}",
-        mode=mode,
         confidence=CONFIDENCE[found.signal],
         method="rules",
     )
