@@ -226,6 +226,11 @@ def test_a_check_of_another_record(change_answer: str, expected: str) -> None:
     t2.call("get_reservation_details", reservation_id="R1").result('{"reservation_id": "R1"}')
     t2.say("R1 has been cancelled successfully.")
     assert verdict("FM-3.3", t2.build()).verdict == "absent"
+    # The agent presents the read of R2 as its check: that check looked at the wrong record.
+    t3 = T(task=None).user("Cancel R1.").call("cancel_reservation", reservation_id="R1").result(change_answer)
+    t3.call("get_reservation_details", reservation_id="R2").result('{"reservation_id": "R2"}')
+    t3.say("I double-checked: R1 has been cancelled successfully.")
+    assert verdict("FM-3.3", t3.build()).verdict == "present"
 
 
 def test_behavioural_check_is_fine() -> None:

@@ -22,7 +22,7 @@ def test_config_names_kind_version_taxonomy_and_detectors() -> None:
         MAST.id,
         MAST.version,
     )
-    assert RULE_ANNOTATOR_VERSION == "rules-2"
+    assert RULE_ANNOTATOR_VERSION == "rules-3"
     assert config.options == {"detectors": [d.name for d in detectors()]}
     assert "step_repetition" in config.options["detectors"]
 

@@ -7,8 +7,9 @@ from mastkit.annotate.model import Annotation, AnnotatorConfig, ModeVerdict
 from mastkit.taxonomy import Taxonomy
 from mastkit.traces.model import Trace
 
-RULE_ANNOTATOR_VERSION = "rules-2"
-"""Bumped when detector behaviour changes (2: parsed signals, taxonomy binding, measured confidences)."""
+RULE_ANNOTATOR_VERSION = "rules-3"
+"""Bumped when detector behaviour changes (2: parsed signals, taxonomy binding, measured confidences;
+3: audited on real traces, reused call ids paired right)."""
 
 
 def rule_annotator_config(taxonomy: Taxonomy) -> AnnotatorConfig:

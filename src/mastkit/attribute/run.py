@@ -17,7 +17,8 @@ from mastkit.llm.runner import RunProgress, Stop, TraceOutcome, error_entries, r
 from mastkit.traces.model import Trace
 
 METHODS = ("rules", "all-at-once", "step-by-step", "binary-search")
-RULE_ATTRIBUTOR_VERSION = "attr-rules-2"
+RULE_ATTRIBUTOR_VERSION = "attr-rules-3"
+"""Bumped when the rule attributor's answers change (3: supervised-run signals, no detectors)."""
 
 
 class AttributionStore(Protocol):

@@ -37,6 +37,12 @@ _BEHAVIOUR = re.compile(
 )
 
 
+_SAYS_CHECKED = re.compile(
+    r"(?i)\b(?:double[- ]?check\w*|re-?check\w*|verif\w*|i (?:have )?(?:checked|looked|confirmed)|"
+    r"(?:shows?|showing) the change)\b"
+)
+
+
 def _other_target(change: Event, check: Event) -> str | None:
     """API calls: the check names another record than the change (same id argument, other value)."""
     a = change.tool_call.arguments if change.tool_call is not None else None
@@ -93,8 +99,10 @@ def incorrect_verification(trace: Trace) -> ModeVerdict:
         return present(CODE, NAME, [*evs, claim_ev], "success claimed although the last check failed")
     results = {c.seq: r for c, r in pairs}
     # A change whose own answer showed the new state was checked there; later reads of other
-    # records serve something else (the next question), not as its check.
-    if changes and not echoes_record(changes[-1], results.get(changes[-1].seq)):
+    # records serve something else (the next question), not as its check — unless the claim
+    # itself presents a check ("I double-checked: ..."), which then is that read.
+    self_checked = echoes_record(changes[-1], results.get(changes[-1].seq)) if changes else False
+    if changes and (not self_checked or _SAYS_CHECKED.search(claim.content or "")):
         other = _other_target(changes[-1], last_check)
         if other is not None:
             return present(
