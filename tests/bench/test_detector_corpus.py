@@ -19,7 +19,7 @@ from detector_corpus.baseline import baseline_verdicts  # noqa: E402
 from detector_corpus.generator import FAULTS, STYLES, generate, generate_one  # noqa: E402
 from detector_corpus.labels import MAST_CODES, RealLabel, assign_splits, full_labels, read_real_labels  # noqa: E402
 from detector_corpus.metrics import macro_f1, score_all, score_mode  # noqa: E402
-from detector_corpus.real import REAL_LABELS, mast_human_samples, real_samples  # noqa: E402
+from detector_corpus.real import FRESH_LABELS, MAST_HUMAN_SPLIT, REAL_LABELS, mast_human_samples, real_samples  # noqa: E402
 from detector_corpus.sim_source import sim_samples  # noqa: E402
 
 from mastkit.analyze.profile import wilson  # noqa: E402
@@ -135,6 +135,26 @@ def test_real_label_file_parses() -> None:
     for src in sources:
         mine = [r for r in rows if r.source == src]
         assert abs(sum(r.split == "held" for r in mine) - 0.4 * len(mine)) <= 1, src
+
+
+def test_fresh_labels_are_held_and_new() -> None:
+    # The blind batch (FRESH.md) is evaluation only: all held, none of it in the tuned-on files.
+    fresh = read_real_labels(FRESH_LABELS)
+    assert len(fresh) >= 40 and all(r.split == "held" for r in fresh)
+    seen = {(r.path, r.trace_id) for r in read_real_labels(REAL_LABELS)}
+    assert not seen & {(r.path, r.trace_id) for r in fresh}
+    human = {json.loads(line)["trace_id"] for line in MAST_HUMAN_SPLIT.read_text().splitlines() if line}
+    assert not human & {r.trace_id for r in fresh}
+
+
+@pytest.mark.shared_data
+def test_fresh_labels_load_as_their_own_source() -> None:
+    if not SHARED_DATA.exists():
+        pytest.skip(f"shared data not available: {SHARED_DATA}")
+    samples = real_samples(SHARED_DATA, FRESH_LABELS, prefix="fresh:")
+    assert len(samples) == len(read_real_labels(FRESH_LABELS))
+    assert all(s.source.startswith("fresh:real:") and s.split == "held" and s.trace.events for s in samples)
+    assert all(s.trace.labels == [] and s.trace.raw is None for s in samples)
 
 
 @pytest.mark.shared_data
