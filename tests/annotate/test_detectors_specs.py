@@ -222,6 +222,17 @@ def test_a_note_passed_on_is_absent() -> None:
     assert verdict("FM-2.4", _withheld(True)).verdict == "absent"
 
 
+def test_a_reused_call_id_keeps_the_note_with_the_agent_who_read_it() -> None:
+    t = _withheld(False)
+    for e in t.events:  # both calls (Coder's cat, Reviewer's pytest) and their results share one id
+        if e.tool_call is not None:
+            e.tool_call.call_id = "call_1"
+        if e.tool_result is not None:
+            e.tool_result.call_id = "call_1"
+    v = verdict("FM-2.4", t)
+    assert v.verdict == "present" and [v.evidence[0].seq_start, v.evidence[0].seq_end] == [2, 3]
+
+
 def test_a_single_agent_run_is_unknown_for_withholding() -> None:
     t = T().user("go").sh("cat notes", "# note: the DB is read-only").say("ok")
     assert verdict("FM-2.4", t.build()).verdict == "unknown"

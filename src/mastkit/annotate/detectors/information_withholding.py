@@ -38,10 +38,12 @@ def _agents(trace: Trace, live: list[Event]) -> set[str]:
 def _observations(live: list[Event]) -> list[tuple[Event, str, str]]:
     """(event, text, agent who received it) for tool results and executor replies."""
     out: list[tuple[Event, str, str]] = []
-    calls = {e.tool_call.call_id: e for e in live if e.tool_call is not None and e.tool_call.call_id}
+    calls: dict[str, Event] = {}  # the latest call with each id: ids can be reused within a run
     last_speaker: str | None = None
     last_caller: str | None = None
     for e in live:
+        if e.tool_call is not None and e.tool_call.call_id:
+            calls[e.tool_call.call_id] = e
         if e.tool_result is not None:
             caller = calls.get(e.tool_result.call_id or "")
             who = caller.actor if caller is not None else last_caller
