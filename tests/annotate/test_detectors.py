@@ -175,7 +175,9 @@ def test_verification_present_after_change() -> None:
         ("str_replace_editor", {"command": "create"}, "File created successfully at app_v2.py", "present"),
     ],
 )
-def test_a_service_confirming_its_own_write(tool: str, args: dict[str, str], output: str, expected: str) -> None:
+def test_a_service_confirming_its_own_write(
+    tool: str, args: dict[str, str], output: str, expected: str
+) -> None:
     # A service that answers with the new record or a confirmation naming what it did has shown
     # the agent the new state; a file tool's "file created" says nothing about behaviour.
     t = T().user("please do it").call(tool, **args).result(output).say("It has been completed successfully.")
