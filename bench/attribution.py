@@ -51,6 +51,8 @@ from mastkit.traces.model import Event, Trace
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MASTKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
 LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline.jsonl"
+FRESH_LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline_fresh.jsonl"
+"""30 more failed runs labelled blind after the rules were final (FRESH.md): evaluation only."""
 OLD_COMMIT = "34bdaa3"
 HC_SEED = 19
 """Seed of the fixed Hand-Crafted dev/held split (chosen before looking at either half)."""
@@ -58,7 +60,7 @@ Method = Callable[[Trace], Prediction]
 
 
 def label_sets(shared: Path) -> dict[str, list[Gold]]:
-    """The five label sets, in table order (a set whose data is absent is left out)."""
+    """The six label sets, in table order (a set whose data is absent is left out)."""
     sets: dict[str, list[Gold]] = {}
     who = shared / "who_and_when"
     if (who / "Algorithm-Generated").exists():
@@ -72,6 +74,8 @@ def label_sets(shared: Path) -> dict[str, list[Gold]]:
         dev, held = split(load_labels(LABELS, shared, lambda p: load_traces(p)))
         sets["tau dev (tune)"] = dev
         sets["tau held"] = held
+        if FRESH_LABELS.exists():
+            sets["tau fresh (blind)"] = load_labels(FRESH_LABELS, shared, lambda p: load_traces(p))
     return sets
 
 

@@ -148,10 +148,10 @@ def test_the_benchmark_runs_and_the_rules_beat_each_single_heuristic() -> None:
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout)
     who = ["W&W AG (tune)", "W&W HC dev (tune)", "W&W HC held"]
-    assert list(figures) == [*who, "tau dev (tune)", "tau held"]
+    assert list(figures) == [*who, "tau dev (tune)", "tau held", "tau fresh (blind)"]
     singles = [m for m in figures["tau held"] if m not in ("rules", "random (expected)")]
     assert "old rules (34bdaa3)" in singles and "first write attempted" in singles
-    for set_name in ("tau dev (tune)", "tau held"):
+    for set_name in ("tau dev (tune)", "tau held", "tau fresh (blind)"):
         rules = figures[set_name]["rules"]["step"]["value"]
         assert all(rules > figures[set_name][m]["step"]["value"] for m in singles), set_name
     # on Who&When, pooled over both folders: better on agent and step than any single heuristic
