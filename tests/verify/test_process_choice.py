@@ -154,6 +154,16 @@ def test_explanation_lists_the_four_largest_contributions_in_order() -> None:
     assert b.probability == 0.5
 
 
+@pytest.mark.parametrize("extra", [-1, 1])
+def test_fit_and_features_reject_a_group_list_of_the_wrong_length(extra: int) -> None:
+    # before: a KeyError, an IndexError or a zip error from deep inside, depending on the groups
+    traces, labels = _errors_dataset()
+    for groups in (["t"] * (len(traces) + extra), [f"g{i % 3}" for i in range(len(traces) + extra)]):
+        with pytest.raises(ValueError, match=r"^one group per trace: 32 traces, 3[13] groups$"):
+            ProcessScorer().fit(traces, labels, groups)
+        with pytest.raises(ValueError, match="one group per trace"):
+            ProcessScorer().features(traces, groups)
+
 
 def test_a_taxonomys_own_severity_decides_which_modes_are_fatal() -> None:
     mast = load_taxonomy("mast")
