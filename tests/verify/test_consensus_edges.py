@@ -103,3 +103,12 @@ def test_any_two_handoffs_agree() -> None:
     h1 = run("a", [("call", ("transfer_to_human_agents", {"summary": "one"}, "ok"))])
     h2 = run("b", [("call", ("transfer_to_human_agents", {"summary": "two"}, "ok"))])
     assert consensus_features([h1, h2]) == [{"agreement": 1.0, "unshared": 0.0}] * 2
+
+
+def test_a_failed_last_call_without_a_call_id_has_no_effect() -> None:
+    # the result that decides is the event right after the call, here the last one
+    events = [
+        Event(seq=0, kind="tool_call", tool_call=ToolCall(name="update_seat", arguments_raw="1")),
+        Event(seq=1, kind="tool_result", tool_result=ToolResult(call_id="zz", output="error: full")),
+    ]
+    assert effects(Trace(trace_id="t", source_format="test", events=events)) == Counter()

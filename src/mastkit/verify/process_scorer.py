@@ -189,6 +189,8 @@ class ProcessScorer(Scorer):
 
     def features(self, traces: Sequence[Trace], groups: Sequence[str | None]) -> list[dict[str, float]]:
         """The features of every trace, each computed with the other traces of its group."""
+        if len(groups) != len(traces):
+            raise ValueError(f"one group per trace: {len(traces)} traces, {len(groups)} groups")
         members: dict[str | int, list[int]] = {}
         for i, g in enumerate(groups):
             members.setdefault(i if g is None else g, []).append(i)
