@@ -28,6 +28,34 @@ def fm11(t: T) -> ModeVerdict:
     return verdict("FM-1.1", t.build())
 
 
+# FM-1.1: where constraints and the final answer are read ---------------------------------------
+
+
+def test_a_constraint_stated_only_by_the_user_is_read() -> None:
+    t = T(task="Fix the parser.").user("Do not modify the tests.")
+    t.call("edit_file", path="tests/test_parse.py", old="assert x", new="# assert x").result("ok")
+    v = fm11(t)
+    assert v.verdict == "present" and v.evidence[0].seq_start == 1
+
+
+def test_the_first_user_message_is_read_not_a_greeting_before_it() -> None:
+    t = T(task=None).say("Hi, how can I help?").user("How tall is it? Answer in one sentence.")
+    t.say("It is 330 m. It grew in 2022.")
+    v = fm11(t)
+    assert v.verdict == "present" and v.evidence[0].seq_start == 2
+    assert v.evidence[0].note == "the answer has 2 sentences; one was asked"
+
+
+def test_the_final_answer_is_the_agents_last_message_not_the_users() -> None:
+    t = T(task=None).user("How tall is it? Answer in one sentence.").say("It is 330 m.")
+    t.user("Thanks. Bye.")
+    v = fm11(t)
+    assert v.verdict == "absent" and "one sentence" in (v.rationale or "")
+    t2 = T(task=None).user("How tall is it? Answer in at most 4 words.").say("330 m.")
+    t2.user("Thanks, that is all I wanted to know today.")
+    assert fm11(t2).verdict == "absent"
+
+
 # FM-1.1: which arguments name the file a change touches ----------------------------------------
 
 NO_CONFIG = "Fix the loader. Do not touch config.yaml."
