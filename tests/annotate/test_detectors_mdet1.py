@@ -24,6 +24,9 @@ def verdict(code: str, trace: Trace) -> ModeVerdict:
     return det(trace)
 
 
+POLICY = "Before any change to a booking, list the details and get an explicit 'yes' from the user."
+
+
 def fm11(t: T) -> ModeVerdict:
     return verdict("FM-1.1", t.build())
 
@@ -44,6 +47,26 @@ def test_the_first_user_message_is_read_not_a_greeting_before_it() -> None:
     v = fm11(t)
     assert v.verdict == "present" and v.evidence[0].seq_start == 2
     assert v.evidence[0].note == "the answer has 2 sentences; one was asked"
+
+
+def test_a_run_without_task_user_or_system_text_is_unknown() -> None:
+    t = T(task=None).say("Starting.").call("edit_file", path="a.py", old="a", new="b").result("ok")
+    v = fm11(t)
+    assert (v.verdict, v.rationale) == ("unknown", "no task text")
+
+
+def test_the_system_prompt_is_read_also_after_the_first_user_message() -> None:
+    t = T(task=None).user("Cancel booking AB1.").system(POLICY).say("AB1 to Denver, insured. Cancel it?")
+    t.call("cancel_reservation", reservation_id="AB1").result('{"status": "cancelled"}')
+    v = fm11(t)
+    assert v.verdict == "present" and v.evidence[0].seq_start == 3
+
+
+def test_a_system_message_late_in_the_run_is_not_the_policy() -> None:
+    t = T(task=None).user("Cancel booking AB1.").say("AB1 to Denver, insured.").say("Checking.")
+    t.system(POLICY).call("cancel_reservation", reservation_id="AB1").result('{"status": "cancelled"}')
+    v = fm11(t)
+    assert (v.verdict, v.rationale) == ("unknown", "the task states no constraint the rules can check")
 
 
 def test_the_final_answer_is_the_agents_last_message_not_the_users() -> None:
@@ -179,8 +202,6 @@ def test_reflowing_the_parameters_keeps_the_signature() -> None:
 
 
 # FM-1.1: when a change counts as confirmed -----------------------------------------------------
-
-POLICY = "Before any change to a booking, list the details and get an explicit 'yes' from the user."
 
 
 def _policy_run() -> T:
