@@ -35,7 +35,6 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-@detector(CODE, NAME)
 def conversation_reset(trace: Trace) -> ModeVerdict:
     """Task/system prompt re-issued mid-run, or an explicit start-over."""
     if not structured_enough(trace, 4):
@@ -75,3 +74,7 @@ def conversation_reset(trace: Trace) -> ModeVerdict:
     if len(live) >= 6:
         return absent(CODE, NAME, "the task is issued once and nobody starts over")
     return unknown(CODE, NAME, "too short to judge")
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(conversation_reset)

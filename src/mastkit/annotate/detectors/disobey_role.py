@@ -133,7 +133,6 @@ def _breaches(agent: AgentInfo, events: list[Event]) -> tuple[bool, list[Evidenc
     return checkable, found
 
 
-@detector(CODE, NAME)
 def disobey_role(trace: Trace) -> ModeVerdict:
     """An agent breaks a checkable part of its role spec (its tool list, a stated prohibition)."""
     events = live_events(trace)
@@ -148,3 +147,7 @@ def disobey_role(trace: Trace) -> ModeVerdict:
     if checkable:
         return absent(CODE, NAME, f"{checkable} agent(s) with a checkable role spec keep to it")
     return unknown(CODE, NAME, "no agent has a checkable role spec (tool list or stated prohibition)")
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(disobey_role)

@@ -160,7 +160,6 @@ def _unconfirmed(live: list[Event], changes: list[Event]) -> Evidence | None:
 Check = Callable[[], Evidence | None]
 
 
-@detector(CODE, NAME)
 def disobey_task(trace: Trace) -> ModeVerdict:
     """The run breaks an explicit, checkable constraint of the task or policy."""
     text = _instructions(trace)
@@ -263,3 +262,7 @@ def disobey_task(trace: Trace) -> ModeVerdict:
     return absent(
         CODE, NAME, "the run keeps the task's checkable constraints: " + ", ".join(n for n, _c in checks)
     )
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(disobey_task)

@@ -34,7 +34,6 @@ _ANSWERED = re.compile(
 )
 
 
-@detector(CODE, NAME)
 def ignored_input(trace: Trace) -> ModeVerdict:
     """Another agent's correction is followed by neither a change nor an answer."""
     live = live_events(trace)
@@ -73,3 +72,7 @@ def ignored_input(trace: Trace) -> ModeVerdict:
     if corrections:
         return absent(CODE, NAME, f"{corrections} correction(s) between agents were applied or answered")
     return unknown(CODE, NAME, "no correction from one agent to another")
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(ignored_input)

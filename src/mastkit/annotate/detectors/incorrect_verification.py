@@ -65,7 +65,6 @@ def _other_target(change: Event, check: Event) -> str | None:
     return None
 
 
-@detector(CODE, NAME)
 def incorrect_verification(trace: Trace) -> ModeVerdict:
     """Success claimed on a failing check, or on a check that does not test the claim."""
     pairs = [(c, r) for c, r in trace.tool_calls() if not c.is_copied_context and c.tool_call is not None]
@@ -121,3 +120,7 @@ def incorrect_verification(trace: Trace) -> ModeVerdict:
             "the checks only show that things run, not that the problem claimed fixed is gone",
         )
     return absent(CODE, NAME, f"a passing check (event {last_check.seq}) supports the claim")
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(incorrect_verification)

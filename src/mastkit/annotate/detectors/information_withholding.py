@@ -67,7 +67,6 @@ def _keys(text: str) -> set[str]:
     return keys
 
 
-@detector(CODE, NAME)
 def information_withholding(trace: Trace) -> ModeVerdict:
     """A note an agent observed never reaches the agents who act next."""
     live = live_events(trace)
@@ -102,3 +101,7 @@ def information_withholding(trace: Trace) -> ModeVerdict:
     if notes:
         return absent(CODE, NAME, f"{notes} noted fact(s) observed were passed on")
     return unknown(CODE, NAME, "no explicit note in what the agents observed; withholding needs the judge")
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(information_withholding)

@@ -48,7 +48,6 @@ _FILLER = frozenset({"the", "a", "an", "of", "and", "or", "please", "again", "ex
 _COMPACTION = re.compile(r"(?i)compact|condens|summar|truncat|context[_ ]?(?:reset|window)")
 
 
-@detector(CODE, NAME)
 def loss_of_history(trace: Trace) -> ModeVerdict:
     """Re-asking for information already given, or redoing done work right after a compaction."""
     if not structured_enough(trace, 4):
@@ -155,3 +154,7 @@ def _states_value(text: str, phrase: str) -> bool:
         ):
             return True
     return False
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(loss_of_history)

@@ -72,7 +72,6 @@ def _reaction(after: list[Event], chat_only: bool) -> tuple[str, Event] | None:
     return None
 
 
-@detector(CODE, NAME)
 def no_clarification(trace: Trace) -> ModeVerdict:
     """The request is ambiguous (said by a tool or by the agent) and the agent acts on a guess."""
     live = live_events(trace)
@@ -111,3 +110,7 @@ def no_clarification(trace: Trace) -> ModeVerdict:
     return unknown(
         CODE, NAME, "no sign of an ambiguous request; whether the instructions were clear needs the judge"
     )
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(no_clarification)

@@ -152,7 +152,6 @@ def last_changes(before: list[Event]) -> list[Event]:
     return [c for c in before if c.tool_call is not None and is_state_change(c.tool_call) and not _wrap_up(c)]
 
 
-@detector(CODE, NAME)
 def no_verification(trace: Trace) -> ModeVerdict:
     """A success claim with no check after the last change."""
     pairs = [(c, r) for c, r in trace.tool_calls() if not c.is_copied_context and c.tool_call is not None]
@@ -193,3 +192,7 @@ def no_verification(trace: Trace) -> ModeVerdict:
             "success is claimed without any check after the last change",
         )
     return absent(CODE, NAME, f"a check ran after the last change (event {checks[-1].seq}) before the claim")
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(no_verification)

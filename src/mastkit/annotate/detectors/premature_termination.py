@@ -118,7 +118,6 @@ def _nothing_done(trace: Trace, live: list[Event], last_word: Event) -> Evidence
     return evidence_at([last_word], note="the request asks for a change; the run ends with nothing changed")
 
 
-@detector(CODE, NAME)
 def premature_termination(trace: Trace) -> ModeVerdict:
     """Ended with open plan items, by giving up, or by an agent abort."""
     if not structured_enough(trace):
@@ -174,3 +173,7 @@ def premature_termination(trace: Trace) -> ModeVerdict:
     if finished or (trace.outcome is not None and trace.outcome.final_output):
         return absent(CODE, NAME, "the run ended with a final answer and no open work")
     return unknown(CODE, NAME, "no open plan items or give-up seen, but no clear final answer either")
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(premature_termination)

@@ -125,7 +125,6 @@ def _announced(e: Event, tool_names: set[str]) -> tuple[str, frozenset[str]] | N
     return None
 
 
-@detector(CODE, NAME)
 def reasoning_action_mismatch(trace: Trace) -> ModeVerdict:
     """Announced next action differs from the executed tool call."""
     events = [e for e in trace.events if not e.is_copied_context]
@@ -182,3 +181,7 @@ def reasoning_action_mismatch(trace: Trace) -> ModeVerdict:
     if checked >= 2:
         return absent(CODE, NAME, f"{checked} announced actions match the calls that follow")
     return unknown(CODE, NAME, "too few explicit announcements of the next action to compare")
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(reasoning_action_mismatch)

@@ -71,7 +71,6 @@ def _repeated_exchanges(trace: Trace, live: set[int]) -> list[Evidence]:
     return found
 
 
-@detector(CODE, NAME)
 def step_repetition(trace: Trace) -> ModeVerdict:
     """Same tool call repeated with the same result, or the same message sent again and again."""
     if not structured_enough(trace, 4):
@@ -114,3 +113,7 @@ def step_repetition(trace: Trace) -> ModeVerdict:
     if len(order) >= 3 or n_msgs >= 6:
         return absent(CODE, NAME, "no tool call or message is repeated without progress")
     return unknown(CODE, NAME, "too few tool calls or messages to judge repetition")
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(step_repetition)

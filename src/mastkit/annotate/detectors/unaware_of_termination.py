@@ -157,7 +157,6 @@ def _is_final(text: str) -> bool:
     return bool(_FINAL.search(text))
 
 
-@detector(CODE, NAME)
 def unaware_of_termination(trace: Trace) -> ModeVerdict:
     """Run stopped by a limit, 'continue' loops, or talk after the final answer."""
     term = trace.termination
@@ -205,3 +204,7 @@ def unaware_of_termination(trace: Trace) -> ModeVerdict:
     if term is not None and term.by == "agent":
         return absent(CODE, NAME, f"the agent ended the run itself ({term.reason or term.native})")
     return unknown(CODE, NAME, "no limit hit and no loop, but no explicit termination by the agent either")
+
+
+# Registered by a call, not a decorator: mutmut does not mutate decorated functions.
+detector(CODE, NAME)(unaware_of_termination)
