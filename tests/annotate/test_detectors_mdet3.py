@@ -445,3 +445,42 @@ def test_a_command_line_check_is_not_compared_by_arguments() -> None:
     v = fm33(t.build())
     assert v.verdict == "absent"
     assert v.rationale == "a passing check (event 3) supports the claim"
+
+
+# FM-3.2 / FM-3.3: which claim is the final one ------------------------------------------------------
+
+
+def test_a_submission_after_a_spoken_claim_is_the_final_claim() -> None:
+    t = T().user("fix the bug").sh("sed -i 's/x/y/' app.py").say("The bug is fixed.")
+    t.call("submit", summary="All tests pass.")
+    v = fm32(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(1, 1), (4, 4)]
+    assert v.evidence[1].quote == "All tests pass"  # the submission's own words, not the call
+
+
+def test_a_submission_without_a_summary_is_quoted_as_the_call() -> None:
+    t = T().user("fix the bug").sh("sed -i 's/x/y/' app.py").call("submit")
+    v = fm32(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(1, 1), (3, 3)]
+    assert (v.evidence[1].quote or "").startswith("submit(")
+    assert fm33(t.build()).verdict == "unknown"  # no asserted words to hold against a check
+
+
+def test_the_last_spoken_claim_wins_over_an_earlier_one() -> None:
+    t = T().user("fix the bug").say("The bug is fixed.").sh("sed -i 's/x/y/' app.py")
+    t.say("Now the bug is fixed for real.")
+    v = fm32(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(2, 2), (4, 4)]
+
+
+def test_fm33_reads_the_claim_from_a_submission_summary() -> None:
+    t = T().user("fix the bug").sh("sed -i 's/x/y/' app.py").sh("pytest -q", "1 failed, 2 passed", 1)
+    t.call("submit", summary="The bug is fixed.")
+    v = fm33(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(3, 3), (4, 4), (5, 5)]
+    assert v.evidence[-1].quote == "is fixed"
+    assert v.rationale == "success claimed although the last check failed"
