@@ -9,7 +9,7 @@ not itself change state counts — a test run, a probe, an unknown program — s
 fires when nothing was looked at; a command line such as ``sed -i ... && pytest`` checks its
 own change).
 In a chat-only team whose roster has a checking role (critic, reviewer, verifier, tester, QA),
-also present when the final answer goes out and that agent never spoke after the last draft.
+also present when the final answer goes out and that agent never spoke after the first draft.
 Absent when a check ran after the last change and before the claim, or the checker spoke.
 Unknown when there is no asserted claim or submission, when work went on after the last claim,
 or when there are no tool calls to tell changes from checks.
