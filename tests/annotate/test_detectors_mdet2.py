@@ -170,3 +170,108 @@ def test_work_after_a_submission_that_did_not_complete_is_not_past_the_end(
     v = verdict("FM-1.5", _submit_then_work(result))
     assert v.verdict == "unknown"
     assert v.evidence == []
+
+
+# FM-3.1: a change asked for and nothing changed ---------------------------------------------------
+
+NOTHING_DONE = "the request asks for a change; the run ends with nothing changed"
+
+
+def _lookup_then(ending: list[tuple[str, str]], task: str | None = None, opening: str | None = None) -> Trace:
+    """A request to cancel a booking, a look-up, then ``ending``: ("say", text) or ("call", name)."""
+    t = T(task=task)
+    if opening is not None:
+        t.system(opening)
+    t.user("Please cancel reservation AB1.").call("get_reservation", reservation_id="AB1")
+    t.result('{"id": "AB1", "status": "confirmed"}')
+    for what, value in ending:
+        if what == "say":
+            t.say(value)
+        else:
+            t.call(value, reservation_id="AB1").result('{"status": "ok"}')
+    return t.build()
+
+
+def test_nothing_changed_is_present_on_the_last_word() -> None:
+    v = verdict("FM-3.1", _lookup_then([("say", "This reservation cannot be cancelled under the policy.")]))
+    assert v.verdict == "present"
+    assert [(ev.seq_start, ev.note) for ev in v.evidence] == [(3, NOTHING_DONE)]
+
+
+def test_the_request_is_the_first_user_message_not_the_system_prompt() -> None:
+    trace = _lookup_then(
+        [("say", "This reservation cannot be cancelled under the policy.")],
+        opening="You are an airline agent. Follow the policy.",
+    )
+    v = verdict("FM-3.1", trace)
+    assert v.verdict == "present"
+    assert [(ev.seq_start, ev.note) for ev in v.evidence] == [(4, NOTHING_DONE)]
+
+
+def test_the_task_is_the_request_when_no_user_speaks() -> None:
+    t = T(task="Please cancel reservation AB1.").system("You are an airline agent.")
+    t.call("get_reservation", reservation_id="AB1").result('{"id": "AB1"}')
+    t.say("This reservation cannot be cancelled under the policy.")
+    v = verdict("FM-3.1", t.build())
+    assert v.verdict == "present"
+    assert [ev.note for ev in v.evidence] == [NOTHING_DONE]
+
+
+def test_an_agent_that_uses_no_tools_is_not_judged_on_changes() -> None:
+    t = T(task=None).user("Please cancel reservation AB1.")
+    t.say("Let me think about the policy first.").say(
+        "This reservation cannot be cancelled under the policy."
+    )
+    v = verdict("FM-3.1", t.build())
+    assert v.verdict == "unknown"
+    assert v.evidence == []
+
+
+def test_a_change_made_is_not_nothing_done() -> None:
+    v = verdict("FM-3.1", _lookup_then([("call", "cancel_reservation"), ("say", "AB1 is cancelled.")]))
+    assert v.verdict == "unknown"
+    assert v.evidence == []
+
+
+def test_a_submission_is_not_a_change() -> None:
+    v = verdict("FM-3.1", _lookup_then([("say", "AB1 stays as it is."), ("call", "submit")]))
+    assert v.verdict == "present"
+    assert [(ev.seq_start, ev.note) for ev in v.evidence] == [(3, NOTHING_DONE)]
+
+
+@pytest.mark.parametrize(
+    ("last_word", "present"),
+    [
+        ("Would you like me to cancel it?", False),
+        ("I checked AB1.\nCould you confirm the passenger name?", False),
+        ("Could you confirm the passenger name?\nThe booking stays as it is.", True),
+        (" \n ", True),  # blank words, no question back
+    ],
+)
+def test_only_a_question_back_on_the_last_line_spares_the_run(last_word: str, present: bool) -> None:
+    v = verdict("FM-3.1", _lookup_then([("say", last_word)]))
+    assert (v.verdict == "present") is present
+    assert [ev.note for ev in v.evidence] == ([NOTHING_DONE] if present else [])
+
+
+# FM-1.5: talking past the user's goodbye ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("goodbye", "present"),
+    [
+        ("I'm all set.", True),  # a done phrase that is not only closing words
+        ("Okay, thank you!", True),  # only closing words, none of them a done phrase
+        ("Okay, thank you! Could you also add a bag?", False),
+    ],
+)
+def test_either_kind_of_goodbye_ends_the_conversation(goodbye: str, present: bool) -> None:
+    t = T(task=None).user("Change my seat.").call("update_seat", seat="4A").result('{"seat": "4A"}')
+    t.say("Done: seat 4A. Anything else?").user(goodbye)
+    t.say("Of course.").say("Let me know if there is anything else.")
+    v = verdict("FM-1.5", t.build())
+    assert (v.verdict == "present") is present
+    if present:
+        assert [(ev.seq_start, ev.seq_end, ev.note) for ev in v.evidence] == [
+            (4, 6, "2 more agent messages after the user said they were done")
+        ]
