@@ -275,3 +275,67 @@ def test_either_kind_of_goodbye_ends_the_conversation(goodbye: str, present: boo
         assert [(ev.seq_start, ev.seq_end, ev.note) for ev in v.evidence] == [
             (4, 6, "2 more agent messages after the user said they were done")
         ]
+
+
+# FM-3.1: which events are plans -------------------------------------------------------------------
+
+
+def _plans(*plans: tuple[str, str]) -> Trace:
+    """A question, then agent events (kind, text) in order, then an answer."""
+    t = T(task="What is 6 times 7?").user("What is 6 times 7?")
+    for kind, text in plans:
+        t.say(text, kind=kind)
+    t.sh("python -c 'print(6*7)'", "42").say("Answer: 42")
+    return t.build(termination=SUBMITTED)
+
+
+@pytest.mark.parametrize(
+    ("text", "open_items"),
+    [("- [x] read\n- [ ] compute\n- [ ] check", 2), ("- [ ] compute\n- [ ] check", 2), ("1. [ ] compute", 1)],
+)
+def test_a_checklist_in_a_message_is_a_plan(text: str, open_items: int) -> None:
+    v = verdict("FM-3.1", _plans(("message", text)))
+    assert v.verdict == "present"
+    assert [(ev.seq_start, ev.note) for ev in v.evidence] == [(1, f"last plan has {open_items} open item(s)")]
+
+
+@pytest.mark.parametrize(
+    ("kind", "later"),
+    [
+        ("message", "- [x] compute\n- [x] check"),  # every box ticked
+        ("plan", "All steps are done."),  # a plan event needs no boxes
+    ],
+)
+def test_a_later_plan_with_nothing_open_replaces_the_open_one(kind: str, later: str) -> None:
+    v = verdict("FM-3.1", _plans(("message", "- [ ] compute\n- [ ] check"), (kind, later)))
+    assert v.verdict == "absent"
+    assert v.evidence == []
+
+
+def test_a_box_that_is_not_a_list_item_is_no_plan() -> None:
+    v = verdict("FM-3.1", _plans(("message", "The form has a [ ] box inline, and [x] another.")))
+    assert v.verdict == "absent"
+
+
+# FM-1.5: TERMINATE as the final word --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("final", "present"),
+    [
+        ("The result is 4.\nTERMINATE", True),
+        ("The result is 4. TERMINATE", True),
+        ("The result is 4. terminate", False),  # the signal is upper case
+        ('Reply "TERMINATE" when you agree.', False),  # quoted: an instruction, not the signal
+    ],
+)
+def test_turns_after_a_terminate_are_past_the_end(final: str, present: bool) -> None:
+    t = T(task="Compute 2+2.").user("Compute 2+2.").say(final, actor="assistant")
+    for i in range(3):
+        t.say(f"Checking step {i} again.", actor="critic")
+    v = verdict("FM-1.5", t.build())
+    assert (v.verdict == "present") is present
+    if present:
+        assert [(ev.seq_start, ev.seq_end, ev.note) for ev in v.evidence] == [
+            (1, 4, "3 more turns after the final answer")
+        ]
