@@ -317,7 +317,7 @@ def test_a_box_that_is_not_a_list_item_is_no_plan() -> None:
     assert v.verdict == "absent"
 
 
-# FM-1.5: TERMINATE as the final word --------------------------------------------------------------
+# FM-1.5: the agent's own completion signal (FINAL ANSWER, TERMINATE, task complete) ---------------
 
 
 @pytest.mark.parametrize(
@@ -325,6 +325,10 @@ def test_a_box_that_is_not_a_list_item_is_no_plan() -> None:
     [
         ("The result is 4.\nTERMINATE", True),
         ("The result is 4. TERMINATE", True),
+        ("FINAL ANSWER: 4", True),
+        ("**Final answer** 4", True),
+        ("Task complete.", True),
+        ("The task is not complete yet.", False),
         ("The result is 4. terminate", False),  # the signal is upper case
         ('Reply "TERMINATE" when you agree.', False),  # quoted: an instruction, not the signal
     ],
