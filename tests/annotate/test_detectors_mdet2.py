@@ -343,3 +343,32 @@ def test_turns_after_a_terminate_are_past_the_end(final: str, present: bool) -> 
         assert [(ev.seq_start, ev.seq_end, ev.note) for ev in v.evidence] == [
             (1, 4, "3 more turns after the final answer")
         ]
+
+
+# FM-1.5: a stop signal named in the instructions ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("by", "said", "present"),
+    [
+        ("user", False, True),
+        ("user", True, False),  # the agent sent the signal: it knew when to stop
+        ("agent", False, False),  # the agent ended the run itself, signal or not
+    ],
+)
+def test_a_stop_signal_never_sent(by: str, said: bool, present: bool) -> None:
+    t = T(task=None).system("Work on the task. When finished, reply with exactly DONE and stop.")
+    t.user("Summarise the report.").say("The report says sales rose.")
+    if said:
+        t.say("DONE")
+    reason = "user" if by == "user" else "final_answer"
+    term = Termination(reason=reason, by=by, at_seq=2)  # type: ignore[arg-type]
+    v = verdict("FM-1.5", t.build(termination=term))
+    assert (v.verdict == "present") is present
+    if present:
+        assert [(ev.seq_start, ev.seq_end) for ev in v.evidence] == [(0, 2)]
+        assert v.evidence[0].note == (
+            "the instructions' stop signal 'DONE' is never sent; the run was ended by user (user)"
+        )
+    elif by == "agent":
+        assert v.verdict == "absent"
