@@ -143,6 +143,19 @@ def _submit_then_work(result: tuple[str, bool | None] | None) -> Trace:
     return t.build()
 
 
+@pytest.mark.parametrize(
+    ("last_call", "present"), [("read_log", True), ("done", False), ("final_answer", False), ("close", False)]
+)
+def test_closing_calls_after_the_completion_are_not_more_work(last_call: str, present: bool) -> None:
+    t = T(task="Find the flag.").user("Find the flag.").say("Submitting flag{a}.")
+    t.call("submit", answer="flag{a}").result("Flag accepted.")
+    t.call("read_file", path="notes.txt").result("x").call(last_call, note="wrap up").result("ok")
+    v = verdict("FM-1.5", t.build())
+    assert (v.verdict == "present") is present
+    if present:
+        assert [(ev.seq_start, ev.seq_end) for ev in v.evidence] == [(2, 6)]
+
+
 def test_work_after_an_accepted_submission_is_present() -> None:
     v = verdict("FM-1.5", _submit_then_work(("Flag accepted.", None)))
     assert v.verdict == "present"
@@ -372,3 +385,86 @@ def test_a_stop_signal_never_sent(by: str, said: bool, present: bool) -> None:
         )
     elif by == "agent":
         assert v.verdict == "absent"
+
+
+ENDED_BY_USER = Termination(reason="user", by="user", native="user_hangup", at_seq=3)
+STOP = "When finished, reply with exactly DONE and stop."
+
+
+def _stop_run(t: T, term: Termination = ENDED_BY_USER) -> ModeVerdict:
+    """``t`` with an agent summary and a closing line appended, ended by ``term``."""
+    t.say("The report says sales rose.").say("That is the summary.")
+    return verdict("FM-1.5", t.build(termination=term))
+
+
+def _stop_evidence(v: ModeVerdict) -> list[tuple[int | None, int | None, str | None]]:
+    return [(ev.seq_start, ev.seq_end, ev.quote) for ev in v.evidence]
+
+
+def test_the_stop_signal_evidence_runs_from_the_instruction_to_the_end() -> None:
+    v = _stop_run(T(task=None).system("You are an analyst.").user(f"Summarise the report. {STOP}"))
+    assert v.verdict == "present"
+    assert _stop_evidence(v) == [(1, 3, "reply with exactly DONE")]
+    assert v.evidence[0].agent is None
+    assert v.evidence[0].note == (
+        "the instructions' stop signal 'DONE' is never sent; the run was ended by user (user_hangup)"
+    )
+
+
+def test_without_an_end_seq_the_evidence_stays_on_the_instruction() -> None:
+    term = Termination(reason="user", by="user")
+    v = _stop_run(T(task=None).user(f"Summarise the report. {STOP}"), term)
+    assert _stop_evidence(v) == [(0, 0, "reply with exactly DONE")]
+    assert v.evidence[0].note is not None and v.evidence[0].note.endswith("ended by user (user)")
+
+
+def test_a_system_kind_event_is_an_instruction_whatever_its_role() -> None:
+    t = T(task=None).user("Summarise the report.")
+    t.event(kind="system", actor="harness", role="assistant", content=STOP)  # a harness note
+    v = _stop_run(t)
+    assert v.verdict == "present"
+    assert _stop_evidence(v) == [(1, 3, "reply with exactly DONE")]
+
+
+@pytest.mark.parametrize("where", ["tool output", "agent note"])
+def test_only_system_and_user_words_are_instructions(where: str) -> None:
+    t = T(task=None).user("Summarise the report.")
+    if where == "tool output":
+        t.call("read_file", path="r.txt").result(f"Notes: {STOP}")
+    else:
+        t.say(f"Noted the house rule: {STOP}").say("Reading the report now.")
+    v = _stop_run(t, ENDED_BY_USER.model_copy(update={"at_seq": 4}))
+    assert v.verdict == "unknown"
+    assert v.evidence == []
+
+
+@pytest.mark.parametrize(("padding", "present"), [(5, True), (6, False)])
+def test_only_the_first_six_events_are_read_for_instructions(padding: int, present: bool) -> None:
+    t = T(task=None)
+    for i in range(padding):
+        t.user(f"Part {i} of the report follows.")
+    t.user(STOP)
+    v = _stop_run(t, ENDED_BY_USER.model_copy(update={"at_seq": padding + 2}))
+    assert (v.verdict == "present") is present
+
+
+def test_only_the_agent_sending_the_signal_counts() -> None:
+    t = T(task=None).user(f"Summarise the report. {STOP}").user("Remember the DONE at the end.")
+    v = _stop_run(t, ENDED_BY_USER.model_copy(update={"at_seq": 4}))
+    assert v.verdict == "present"
+    assert _stop_evidence(v) == [(0, 4, "reply with exactly DONE")]
+
+
+def test_a_tool_call_without_text_does_not_send_the_signal() -> None:
+    t = T(task=None).user("Summarise the report. When finished, reply with exactly XXXX and stop.")
+    t.call("read_file", path="r.txt").result("sales rose")
+    v = _stop_run(t, ENDED_BY_USER.model_copy(update={"at_seq": 4}))
+    assert v.verdict == "present"
+    assert _stop_evidence(v) == [(0, 4, "reply with exactly XXXX")]
+
+
+def test_a_long_stop_token_is_quoted_at_200_characters() -> None:
+    token = "D" * 300
+    v = _stop_run(T(task=None).user(f"Please reply with exactly {token} and stop."))
+    assert v.verdict == "present"
+    assert v.evidence[0].quote == f"reply with exactly {token}"[:200]
