@@ -10,7 +10,7 @@ import pytest
 
 from mastkit.annotate.detectors._base import detectors
 from mastkit.annotate.model import ModeVerdict
-from mastkit.traces.model import Termination, Trace
+from mastkit.traces.model import Termination, ToolCall, Trace
 
 from ._tracebuild import T
 
@@ -468,3 +468,19 @@ def test_a_long_stop_token_is_quoted_at_200_characters() -> None:
     v = _stop_run(T(task=None).user(f"Please reply with exactly {token} and stop."))
     assert v.verdict == "present"
     assert v.evidence[0].quote == f"reply with exactly {token}"[:200]
+
+
+def test_a_completing_call_made_by_the_user_is_not_a_reopening() -> None:
+    t = T(task=None).user("Please close my ticket.").say("Looking at it.")
+    t.event(
+        kind="tool_call",
+        actor="user",
+        role="user",
+        tool_call=ToolCall(name="close_ticket", call_id="u1", arguments={"id": "T1"}),
+    ).result("Ticket closed.")
+    t.call("read_file", path="notes.txt").result("x").call("run", script="report.py").result("ok")
+    v = verdict("FM-1.5", t.build())
+    assert v.verdict == "present"
+    assert [(ev.seq_start, ev.seq_end, ev.note) for ev in v.evidence] == [
+        (2, 6, "2 more tool calls after the task was completed")
+    ]
