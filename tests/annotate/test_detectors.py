@@ -91,6 +91,21 @@ def test_unaware_of_termination_on_continue_loop() -> None:
     assert v.verdict == "present" and "continue" in (v.rationale or "")
 
 
+@pytest.mark.parametrize(
+    ("reason", "by", "cap"),
+    [
+        ("error_max_turns", "error", True),
+        ("cost_limit", "error", True),
+        ("end_turn", "user", False),  # a turn ending is not a cap
+        ("turn_aborted", "error", False),  # an aborted turn is not a cap either
+    ],
+)
+def test_which_termination_reasons_are_caps(reason: str, by: str, cap: bool) -> None:
+    t = T().user("solve").sh("ls").sh("cat x").say("still looking")
+    v = verdict("FM-1.5", t.build(termination=Termination(reason=reason, by=by)))  # type: ignore[arg-type]
+    assert (v.verdict == "present" and "limit" in (v.rationale or "")) is cap
+
+
 def test_termination_by_agent_is_absent() -> None:
     t = T().user("solve").sh("ls").say("FINAL ANSWER: 4")
     term = Termination(reason="final_answer", by="agent")

@@ -24,7 +24,7 @@ CODE, NAME = "FM-1.5", "unaware_of_termination"
 
 _CAP = re.compile(
     r"(?i)(?:max|limit|exceed|cap|budget|exhaust|timeout|timed out|context[_ ]?(?:length|window)|"
-    r"exit_cost|exit_context|exit_command_timeout|exit_total_execution_time|turns?)"
+    r"exit_cost|exit_context|exit_command_timeout|exit_total_execution_time)"
 )
 # The agent's own completion signal: "FINAL ANSWER: ..." at a line start, or TERMINATE as the
 # last word of the message (not a quoted instruction like "reply 'TERMINATE' to end").
