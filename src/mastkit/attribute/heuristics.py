@@ -239,8 +239,9 @@ def first_action(events: list[Event]) -> Finding | None:
     """The first agent step that does something, the opening message included when it acts.
 
     Like :func:`first_agent_step`, but an opening agent message whose action is carried out (the
-    next event is its output) is that step. Multi-agent logs often open with an agent restating its task, which is why the opening
-    message is skipped; one that already runs code is not a mere restatement.
+    next event is its output) is that step. Multi-agent logs often open with an agent restating
+    its task, which is why the opening message is skipped; one that already runs code is not a
+    mere restatement.
     """
     if not events:
         return None
