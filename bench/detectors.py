@@ -1,9 +1,10 @@
 """Detector benchmark: the rule annotator and a keyword baseline on the labelled corpus (issue 19).
 
 The corpus (bench/detector_corpus/): seeded synthetic traces in five styles, the guard
-simulator's runs, hand-labelled real traces from ../shared/data and the MAST human file. Each
-sample is labelled for all 14 MAST modes and belongs to a fixed dev or held split; tune on dev,
-report on held. Per mode: precision (with a 95% Wilson interval), recall, F1 and coverage (share
+simulator's runs, hand-labelled real traces from ../shared/data, the MAST human file, and a
+blind batch of real traces (``fresh``: labelled without running any detector, all held, never
+read for tuning; see detector_corpus/FRESH.md). Each sample is labelled for all 14 MAST modes and
+belongs to a fixed dev or held split; tune on dev, report on held. Per mode: precision (with a 95% Wilson interval), recall, F1 and coverage (share
 of samples where the annotator decided, i.e. did not say unknown), for the rule detectors beside
 the baseline; macro-F1 is over the modes with at least one positive label, unknown counted as not
 present.
@@ -13,6 +14,7 @@ present.
     .venv/bin/python bench/detectors.py --split held --write-docs   # rewrite the table in docs/detectors.md
     .venv/bin/python bench/detectors.py --split all --json figures.json
     .venv/bin/python bench/detectors.py --errors FM-3.2,FM-3.3           # which dev traces the rules get wrong
+    .venv/bin/python bench/detectors.py --split held --sources fresh     # the blind batch alone
 """
 
 from __future__ import annotations
