@@ -1,0 +1,276 @@
+"""The main functions of FM-3.1 premature termination, FM-1.5 unaware of termination and FM-3.2
+no verification: each branch pinned by its verdict, its exact rationale, evidence spans and notes.
+Small hand-built traces, one per path, with the near miss beside it."""
+
+from __future__ import annotations
+
+import pytest
+
+from mastkit.annotate.detectors.no_verification import no_verification
+from mastkit.annotate.detectors.premature_termination import premature_termination
+from mastkit.annotate.detectors.unaware_of_termination import unaware_of_termination
+from mastkit.annotate.model import ModeVerdict
+from mastkit.traces.model import Outcome, Termination, Trace
+
+from ._tracebuild import T
+
+SUBMITTED = Termination(reason="submitted", by="agent")
+
+
+def spans(v: ModeVerdict) -> list[tuple[int | None, int | None]]:
+    return [(ev.seq_start, ev.seq_end) for ev in v.evidence]
+
+
+def notes(v: ModeVerdict) -> list[str | None]:
+    return [ev.note for ev in v.evidence]
+
+
+def fm31(trace: Trace) -> ModeVerdict:
+    v = premature_termination(trace)
+    assert (v.code, v.source) == ("FM-3.1", "rule:premature_termination")
+    return v
+
+
+def fm15(trace: Trace) -> ModeVerdict:
+    v = unaware_of_termination(trace)
+    assert (v.code, v.source) == ("FM-1.5", "rule:unaware_of_termination")
+    return v
+
+
+def fm32(trace: Trace) -> ModeVerdict:
+    v = no_verification(trace)
+    assert (v.code, v.source) == ("FM-3.2", "rule:no_verification")
+    return v
+
+
+# FM-3.1 premature termination ----------------------------------------------------------------------
+
+Q = "What is 6 times 7?"
+P_UNKNOWN = "no open plan items or give-up seen, but no clear final answer either"
+P_ABSENT = "the run ended with a final answer and no open work"
+
+
+def test_fm31_too_few_events_is_unknown() -> None:
+    v = fm31(T(task=Q).user(Q).say("I cannot complete this task.").build())
+    assert v.verdict == "unknown"
+    assert v.rationale == "too few structured events to judge termination"
+    # three events are enough to judge
+    v3 = fm31(T(task=Q).user(Q).sh("ls").build(termination=SUBMITTED))
+    assert v3.verdict == "absent"
+
+
+def test_fm31_raw_unsegmented_is_unknown() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("I cannot complete this task.")
+    v = fm31(t.build(segmentation="raw_unsegmented"))
+    assert (v.verdict, v.rationale) == ("unknown", "too few structured events to judge termination")
+
+
+@pytest.mark.parametrize("by", ["limit", "user"])
+def test_fm31_run_ended_by_limit_or_user_is_unknown(by: str) -> None:
+    t = T(task=Q).user(Q).sh("ls").say("I cannot complete this task.")
+    v = fm31(t.build(termination=Termination(reason="x", by=by)))  # type: ignore[arg-type]
+    assert v.verdict == "unknown"
+    assert v.rationale == f"the run was ended by the {by}, not by the agent"
+
+
+@pytest.mark.parametrize("by", ["harness", "error", "unknown"])
+def test_fm31_other_enders_are_still_judged(by: str) -> None:
+    t = T(task=Q).user(Q).sh("ls").say("I cannot complete this task.")
+    v = fm31(t.build(termination=Termination(reason="x", by=by)))  # type: ignore[arg-type]
+    assert v.verdict == "present"
+    assert v.rationale == "the agent gave up"
+
+
+def test_fm31_open_plan_evidence_and_note() -> None:
+    t = T(task=Q).user(Q).event(kind="plan", actor="agent", content="- [x] a\n- [ ] b\n- [ ] c")
+    t.sh("ls").say("Answer: 42")
+    v = fm31(t.build(termination=SUBMITTED))
+    assert v.verdict == "present"
+    assert spans(v) == [(1, 1)]
+    assert notes(v) == ["last plan has 2 open item(s)"]
+    assert v.rationale == "last plan has 2 open item(s)"
+
+
+def test_fm31_only_the_last_plan_counts() -> None:
+    t = T(task=Q).user(Q).event(kind="plan", actor="agent", content="- [ ] a\n- [ ] b")
+    t.event(kind="plan", actor="agent", content="- [x] a\n- [x] b").sh("ls").say("Answer: 42")
+    v = fm31(t.build(termination=SUBMITTED))
+    assert (v.verdict, v.rationale) == ("absent", P_ABSENT)
+
+
+def test_fm31_a_plan_written_by_the_user_is_not_the_agents() -> None:
+    t = T(task=Q).user("- [ ] a\n- [ ] b").sh("ls").say("Answer: 42")
+    v = fm31(t.build(termination=SUBMITTED))
+    assert (v.verdict, v.rationale) == ("absent", P_ABSENT)
+
+
+def test_fm31_give_up_evidence() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("I cannot complete this task.")
+    v = fm31(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(3, 3)]
+    assert notes(v) == ["the agent gave up"]
+    assert v.evidence[0].quote is not None and "cannot complete" in v.evidence[0].quote
+    assert v.evidence[0].agent == "agent"
+
+
+def test_fm31_work_after_the_last_word_is_no_give_up() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("I cannot complete this task.").sh("ls -la")
+    v = fm31(t.build())
+    assert (v.verdict, v.rationale) == ("unknown", P_UNKNOWN)
+
+
+def test_fm31_a_hand_off_call_after_the_last_word_keeps_the_give_up() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("I cannot complete this task.").call("finish")
+    v = fm31(t.build())
+    assert v.verdict == "present"
+    assert notes(v) == ["the agent gave up"]
+
+
+def test_fm31_copied_calls_after_the_last_word_do_not_count() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("I cannot complete this task.").call("bash", copied=True, command="ls")
+    v = fm31(t.build())
+    assert notes(v) == ["the agent gave up"]
+
+
+def test_fm31_policy_refusal_is_not_a_give_up() -> None:
+    t = T(task=Q).user(Q).call("get_reservation", id="R1").result('{"ok": 1}')
+    t.say("I cannot complete this task.").call("transfer_to_human_agents", summary="x")
+    v = fm31(t.build())
+    assert (v.verdict, v.rationale) == ("unknown", P_UNKNOWN)
+
+
+def test_fm31_give_up_in_submission() -> None:
+    t = (
+        T(task=Q)
+        .user(Q)
+        .sh("ls")
+        .say("Working on it.")
+        .call("submit", summary="I cannot complete this task.")
+    )
+    v = fm31(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(4, 4)]
+    assert notes(v) == ["the agent gave up in its submission"]
+    assert v.evidence[0].quote is not None and "cannot complete" in v.evidence[0].quote
+
+
+def test_fm31_give_up_in_submission_without_any_agent_text() -> None:
+    t = T(task=Q).user(Q).sh("ls").call("submit", summary="I cannot complete this task.")
+    v = fm31(t.build())
+    assert notes(v) == ["the agent gave up in its submission"]
+
+
+def test_fm31_a_later_word_overrides_the_submission() -> None:
+    t = T(task=Q).user(Q).sh("ls").call("submit", summary="I cannot complete this task.").say("Answer: 42")
+    v = fm31(t.build(termination=SUBMITTED))
+    assert (v.verdict, v.rationale) == ("absent", P_ABSENT)
+
+
+def test_fm31_a_submission_must_be_the_last_call() -> None:
+    t = T(task=Q).user(Q).call("submit", summary="I cannot complete this task.").sh("ls")
+    v = fm31(t.build(termination=SUBMITTED))
+    assert (v.verdict, v.rationale) == ("absent", P_ABSENT)
+
+
+def test_fm31_non_submit_last_call_is_not_read_as_submission() -> None:
+    t = T(task=Q).user(Q).sh("ls").call("report", summary="I cannot complete this task.")
+    v = fm31(t.build(termination=SUBMITTED))
+    assert (v.verdict, v.rationale) == ("absent", P_ABSENT)
+
+
+@pytest.mark.parametrize("reason", ["aborted", "turn_aborted"])
+@pytest.mark.parametrize("by", ["agent", "error"])
+def test_fm31_abort(reason: str, by: str) -> None:
+    t = T(task=Q).user(Q).sh("ls")
+    v = fm31(t.build(termination=Termination(reason=reason, by=by, native="ABORT!", at_seq=2)))  # type: ignore[arg-type]
+    assert v.verdict == "present"
+    assert spans(v) == [(2, 2)]
+    assert [ev.quote for ev in v.evidence] == ["ABORT!"]
+    assert v.rationale == "run aborted while working"
+
+
+def test_fm31_abort_by_the_harness_is_not_the_agents() -> None:
+    t = T(task=Q).user(Q).sh("ls")
+    v = fm31(t.build(termination=Termination(reason="aborted", by="harness", at_seq=2)))
+    assert (v.verdict, v.rationale) == ("unknown", P_UNKNOWN)
+
+
+def test_fm31_findings_are_joined() -> None:
+    t = T(task=Q).user(Q).event(kind="plan", actor="agent", content="- [ ] a").sh("ls")
+    t.say("I cannot complete this task.")
+    v = fm31(t.build(termination=Termination(reason="aborted", by="agent", native="x", at_seq=4)))
+    assert notes(v) == ["last plan has 1 open item(s)", "the agent gave up", "run aborted while working"]
+    assert v.rationale == "last plan has 1 open item(s); the agent gave up; run aborted while working"
+
+
+def test_fm31_nothing_done() -> None:
+    t = T(task="Please fix the login page.").user("x").sh("cat login.py").say("Here is what I found.")
+    v = fm31(t.build(termination=SUBMITTED))
+    assert v.verdict == "present"
+    assert spans(v) == [(3, 3)]
+    assert v.rationale == "the request asks for a change; the run ends with nothing changed"
+
+
+def test_fm31_nothing_done_is_not_checked_after_other_findings() -> None:
+    t = T(task="Please fix the login page.").user("x").sh("cat login.py")
+    t.event(kind="plan", actor="agent", content="- [ ] a").say("Here is what I found.")
+    v = fm31(t.build(termination=SUBMITTED))
+    assert notes(v) == ["last plan has 1 open item(s)"]
+
+
+@pytest.mark.parametrize("term", [None, Termination(by="unknown")])
+def test_fm31_announced_next_step(term: Termination | None) -> None:
+    t = T(task=Q).user(Q).sh("ls").say("Let me check the logs next.")
+    v = fm31(t.build(termination=term))
+    assert v.verdict == "present"
+    assert spans(v) == [(3, 3)]
+    assert v.evidence[0].quote == "Let me"
+    assert v.rationale == "the run stops on an announced next step"
+
+
+def test_fm31_announced_next_step_needs_an_open_ending() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("Let me check the logs next.")
+    v = fm31(t.build(termination=Termination(reason="error", by="error")))
+    assert (v.verdict, v.rationale) == ("unknown", P_UNKNOWN)
+
+
+def test_fm31_announced_next_step_must_be_the_last_event() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("Let me check the logs next.").user("ok")
+    v = fm31(t.build())
+    assert (v.verdict, v.rationale) == ("unknown", P_UNKNOWN)
+
+
+def test_fm31_announced_next_step_with_success_claim() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("I will stop: all tests pass.")
+    v = fm31(t.build())
+    assert (v.verdict, v.rationale) == ("unknown", P_UNKNOWN)
+
+
+def test_fm31_plain_last_word_is_unknown() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("The answer is 42.")
+    v = fm31(t.build())
+    assert (v.verdict, v.rationale) == ("unknown", P_UNKNOWN)
+
+
+@pytest.mark.parametrize("reason", ["submitted", "final_answer", "completed", "end_turn", "stop"])
+def test_fm31_finished_reasons_are_absent(reason: str) -> None:
+    t = T(task=Q).user(Q).sh("ls").say("The answer is 42.")
+    v = fm31(t.build(termination=Termination(reason=reason, by="agent")))
+    assert (v.verdict, v.rationale) == ("absent", P_ABSENT)
+
+
+def test_fm31_finished_reason_needs_the_agent() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("The answer is 42.")
+    v = fm31(t.build(termination=Termination(reason="submitted", by="harness")))
+    assert (v.verdict, v.rationale) == ("unknown", P_UNKNOWN)
+    v2 = fm31(t.build(termination=Termination(reason="crashed", by="agent")))
+    assert (v2.verdict, v2.rationale) == ("unknown", P_UNKNOWN)
+
+
+def test_fm31_final_output_is_absent() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("The answer is 42.")
+    v = fm31(t.build(outcome=Outcome(final_output="42")))
+    assert (v.verdict, v.rationale) == ("absent", P_ABSENT)
+    v2 = fm31(t.build(outcome=Outcome(final_output="")))
+    assert (v2.verdict, v2.rationale) == ("unknown", P_UNKNOWN)
