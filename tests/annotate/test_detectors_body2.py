@@ -274,3 +274,154 @@ def test_fm31_final_output_is_absent() -> None:
     assert (v.verdict, v.rationale) == ("absent", P_ABSENT)
     v2 = fm31(t.build(outcome=Outcome(final_output="")))
     assert (v2.verdict, v2.rationale) == ("unknown", P_UNKNOWN)
+
+
+# FM-1.5 unaware of termination ---------------------------------------------------------------------
+
+U_UNKNOWN = "no limit hit and no loop, but no explicit termination by the agent either"
+LIMIT = "the run was stopped by a limit"
+
+
+def _plain() -> T:
+    return T(task=Q).user(Q).sh("ls").say("The answer is 42.")
+
+
+def test_fm15_limit_evidence_points_at_the_event() -> None:
+    v = fm15(_plain().build(termination=Termination(reason="max_steps", by="limit", native="N", at_seq=2)))
+    assert v.verdict == "present"
+    assert spans(v) == [(2, 2)]
+    assert [ev.quote for ev in v.evidence] == ["N"]
+    assert v.rationale == LIMIT
+
+
+def test_fm15_limit_quote_falls_back_to_the_reason() -> None:
+    v = fm15(_plain().build(termination=Termination(reason="max_steps", by="limit")))
+    assert spans(v) == [(None, None)]
+    assert [ev.quote for ev in v.evidence] == ["max_steps"]
+
+
+@pytest.mark.parametrize("at", [4, 9])
+def test_fm15_limit_seq_past_the_end_is_dropped(at: int) -> None:
+    v = fm15(_plain().build(termination=Termination(reason="max_steps", by="limit", at_seq=at)))
+    assert spans(v) == [(None, None)]
+    assert notes(v) == [LIMIT]
+
+
+def test_fm15_limit_seq_at_the_last_event() -> None:
+    v = fm15(_plain().build(termination=Termination(reason="max_steps", by="limit", at_seq=3)))
+    assert spans(v) == [(3, 3)]
+
+
+@pytest.mark.parametrize("by", ["harness", "error", "unknown", "user"])
+def test_fm15_cap_reason_from_someone_else(by: str) -> None:
+    v = fm15(_plain().build(termination=Termination(reason="context_length", by=by)))  # type: ignore[arg-type]
+    assert v.verdict == "present"
+    assert notes(v) == [LIMIT]
+
+
+def test_fm15_cap_reason_from_the_agent_is_its_own_end() -> None:
+    v = fm15(_plain().build(termination=Termination(reason="max_steps", by="agent")))
+    assert (v.verdict, v.rationale) == ("absent", "the agent ended the run itself (max_steps)")
+
+
+def test_fm15_no_cap_reason_from_the_harness() -> None:
+    v = fm15(_plain().build(termination=Termination(reason="error", by="harness")))
+    assert (v.verdict, v.rationale) == ("unknown", U_UNKNOWN)
+    v2 = fm15(_plain().build(termination=Termination(reason=None, by="harness")))
+    assert (v2.verdict, v2.rationale) == ("unknown", U_UNKNOWN)
+
+
+def test_fm15_too_few_events() -> None:
+    t = T(task=Q).user(Q).say("Answer: 42")
+    v = fm15(t.build(termination=SUBMITTED))
+    assert (v.verdict, v.rationale) == ("unknown", "too few structured events to judge termination")
+    v2 = fm15(t.build(termination=Termination(reason="max_steps", by="limit", at_seq=1)))
+    assert (v2.verdict, v2.rationale) == ("present", "the harness stopped the run at a limit")
+    assert spans(v2) == [(1, 1)]
+
+
+def test_fm15_raw_unsegmented() -> None:
+    v = fm15(_plain().build(termination=SUBMITTED, segmentation="raw_unsegmented"))
+    assert (v.verdict, v.rationale) == ("unknown", "too few structured events to judge termination")
+
+
+def test_fm15_three_continue_messages() -> None:
+    t = T(task=Q).user(Q).say("continue").say("Continue.", actor="critic").sh("ls").say("go on")
+    v = fm15(t.build(termination=SUBMITTED))
+    assert v.verdict == "present"
+    assert spans(v) == [(1, 5)]
+    assert v.rationale == "3 bare 'continue' messages"
+
+
+def test_fm15_two_continue_messages_are_not_a_loop() -> None:
+    t = T(task=Q).user(Q).say("continue").sh("ls").say("go on")
+    v = fm15(t.build(termination=SUBMITTED))
+    assert (v.verdict, v.rationale) == ("absent", "the agent ended the run itself (submitted)")
+
+
+def test_fm15_continue_counts_only_live_messages() -> None:
+    t = T(task=Q).user(Q).say("continue").sh("ls").say("go on")
+    t.event(kind="message", actor="agent", role="assistant", content="continue", is_copied_context=True)
+    t.say("continue", kind="reasoning")
+    v = fm15(t.build(termination=SUBMITTED))
+    assert v.verdict == "absent"
+
+
+def test_fm15_talk_after_the_final_answer() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("FINAL ANSWER: 42").user("hm").say("a").say("b")
+    t.say("FINAL ANSWER: 42").say("c")
+    v = fm15(t.build(termination=SUBMITTED))
+    assert v.verdict == "present"
+    assert spans(v) == [(3, 8)]
+    assert v.rationale == "3 more turns after the final answer"
+
+
+def test_fm15_two_turns_after_the_final_answer_are_fine() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("FINAL ANSWER: 42").say("a").say("b")
+    t.say("2026-01-01 12:00 log").user("x").say("", kind="message")
+    t.say("c", kind="reasoning")
+    v = fm15(t.build(termination=SUBMITTED))
+    assert (v.verdict, v.rationale) == ("absent", "the agent ended the run itself (submitted)")
+
+
+def test_fm15_final_answer_counted_from_the_first_one() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("a").say("FINAL ANSWER: 42").say("b").say("c").say("d")
+    v = fm15(t.build(termination=SUBMITTED))
+    assert spans(v) == [(4, 7)]
+
+
+def test_fm15_tool_calls_after_completing_the_task() -> None:
+    t = T(task=Q).user(Q).call("close_ticket", id=1).result("closed").sh("ls").sh("pwd")
+    v = fm15(t.build(termination=SUBMITTED))
+    assert v.verdict == "present"
+    assert spans(v) == [(1, 5)]
+    assert v.rationale == "2 more tool calls after the task was completed"
+
+
+def test_fm15_missing_stop_signal() -> None:
+    t = T(task=Q).system("Please reply with exactly DONE and stop.").user(Q).sh("ls").say("42")
+    v = fm15(t.build(termination=Termination(reason="user_left", by="user", at_seq=4)))
+    assert v.verdict == "present"
+    assert spans(v) == [(0, 4)]
+    assert (
+        v.rationale
+        == "the instructions' stop signal 'DONE' is never sent; the run was ended by user (user_left)"
+    )
+
+
+def test_fm15_findings_are_joined() -> None:
+    t = T(task=Q).user(Q).say("continue").say("continue").say("continue")
+    v = fm15(t.build(termination=Termination(reason="max_steps", by="limit")))
+    assert notes(v) == [LIMIT, "3 bare 'continue' messages"]
+    assert v.rationale == f"{LIMIT}; 3 bare 'continue' messages"
+
+
+def test_fm15_absent_names_native_when_no_reason() -> None:
+    v = fm15(_plain().build(termination=Termination(by="agent", native="exit_ok")))
+    assert (v.verdict, v.rationale) == ("absent", "the agent ended the run itself (exit_ok)")
+
+
+@pytest.mark.parametrize("term", [None, Termination(reason="stop", by="unknown")])
+def test_fm15_no_agent_termination_is_unknown(term: Termination | None) -> None:
+    v = fm15(_plain().build(termination=term))
+    assert (v.verdict, v.rationale) == ("unknown", U_UNKNOWN)
