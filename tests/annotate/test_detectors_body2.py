@@ -425,3 +425,154 @@ def test_fm15_absent_names_native_when_no_reason() -> None:
 def test_fm15_no_agent_termination_is_unknown(term: Termination | None) -> None:
     v = fm15(_plain().build(termination=term))
     assert (v.verdict, v.rationale) == ("unknown", U_UNKNOWN)
+
+
+# FM-3.2 no verification ----------------------------------------------------------------------------
+
+FIX = "Fix the bug."
+CLAIMED = "success is claimed without any check after the last change"
+
+
+def test_fm32_no_calls_falls_to_the_team_check() -> None:
+    v = fm32(T(task=FIX).user(FIX).say("The bug has been fixed.").build())
+    assert v.verdict == "unknown"
+    assert v.rationale == "no tool calls, and no checking role in a team to tell whether it checked"
+
+
+def test_fm32_copied_calls_do_not_count() -> None:
+    t = T(task=FIX).user(FIX).call("bash", copied=True, command="sed -i s/a/b/ x.py")
+    t.result("", copied=True).say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert v.rationale == "no tool calls, and no checking role in a team to tell whether it checked"
+
+
+def test_fm32_no_claim() -> None:
+    v = fm32(T(task=FIX).user(FIX).sh("sed -i s/a/b/ x.py").say("I edited the file.").build())
+    assert (v.verdict, v.rationale) == (
+        "unknown",
+        "no asserted success claim or submission that ends the work",
+    )
+
+
+def test_fm32_no_change_before_the_claim() -> None:
+    t = T(task=FIX).user(FIX).sh("cat x.py").say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert (v.verdict, v.rationale) == ("unknown", "no state-changing action before the success claim")
+
+
+def test_fm32_a_wrap_up_is_not_a_change() -> None:
+    t = T(task=FIX).user(FIX).call("close_ticket", id=1).result("closed").say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert (v.verdict, v.rationale) == ("unknown", "no state-changing action before the success claim")
+
+
+def test_fm32_present_evidence() -> None:
+    t = (
+        T(task=FIX)
+        .user(FIX)
+        .sh("pytest", "1 failed", 1)
+        .sh("sed -i s/a/b/ x.py")
+        .say("The bug has been fixed.")
+    )
+    v = fm32(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(3, 3), (5, 5)]
+    assert notes(v) == ["last change before the claim", "success claimed with no check after the change"]
+    assert v.evidence[1].quote == "has been fixed"
+    assert v.rationale == CLAIMED
+
+
+def test_fm32_the_last_of_several_changes_counts() -> None:
+    t = T(task=FIX).user(FIX).sh("sed -i s/a/b/ x.py").sh("pytest").sh("sed -i s/c/d/ x.py")
+    t.say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(5, 5), (7, 7)]
+
+
+def test_fm32_a_wrap_up_after_the_change_is_no_check() -> None:
+    t = T(task=FIX).user(FIX).sh("sed -i s/a/b/ x.py").call("send_message", text="done").result("sent")
+    t.say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(1, 1), (5, 5)]
+
+
+@pytest.mark.parametrize("cmd", ["pytest", "echo hi"])
+def test_fm32_any_look_after_the_change_is_a_check(cmd: str) -> None:
+    t = T(task=FIX).user(FIX).sh("sed -i s/a/b/ x.py").sh("pytest -x").sh(cmd).say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert (v.verdict, v.rationale) == (
+        "absent",
+        "a check ran after the last change (event 5) before the claim",
+    )
+
+
+def test_fm32_a_look_before_the_change_is_no_check() -> None:
+    t = T(task=FIX).user(FIX).sh("echo hi").sh("sed -i s/a/b/ x.py").say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert v.verdict == "present"
+
+
+def test_fm32_a_look_after_the_claim_is_not_before_it() -> None:
+    t = T(task=FIX).user(FIX).sh("sed -i s/a/b/ x.py").say("The bug has been fixed.").sh("echo hi")
+    v = fm32(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(1, 1), (3, 3)]
+
+
+def test_fm32_a_copied_look_is_no_check() -> None:
+    t = T(task=FIX).user(FIX).sh("sed -i s/a/b/ x.py").call("bash", copied=True, command="pytest")
+    t.result("ok", copied=True).say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert v.verdict == "present"
+
+
+def test_fm32_a_change_that_checks_itself() -> None:
+    t = T(task=FIX).user(FIX).sh("sed -i s/a/b/ x.py && pytest").say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert (v.verdict, v.rationale) == (
+        "absent",
+        "a check ran after the last change (event 1) before the claim",
+    )
+
+
+def test_fm32_an_earlier_change_that_checked_itself_does_not_cover_the_last() -> None:
+    t = T(task=FIX).user(FIX).sh("sed -i s/a/b/ x.py && pytest").sh("sed -i s/c/d/ x.py")
+    t.say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(3, 3), (5, 5)]
+
+
+def test_fm32_a_write_that_returns_the_record() -> None:
+    t = T(task="Update my booking.").user("x").call("update_reservation", id="R1")
+    t.result('{"id": "R1", "date": "2026-01-02", "seat": "4A"}').say("The booking has been updated.")
+    v = fm32(t.build())
+    assert (v.verdict, v.rationale) == ("absent", "the change at event 1 returned the updated record")
+
+
+def test_fm32_a_write_that_returns_nothing_useful() -> None:
+    t = T(task="Update my booking.").user("x").call("update_reservation", id="R1")
+    t.result("ok").say("The booking has been updated.")
+    v = fm32(t.build())
+    assert (v.verdict, v.rationale) == ("present", CLAIMED)
+    assert spans(v) == [(1, 1), (3, 3)]
+
+
+def test_fm32_a_checked_write_is_absent_by_the_check() -> None:
+    t = T(task="Update my booking.").user("x").call("update_reservation", id="R1")
+    t.result('{"id": "R1", "date": "2026-01-02", "seat": "4A"}').call("get_reservation", id="R1")
+    t.result("{}").say("The booking has been updated.")
+    v = fm32(t.build())
+    assert (v.verdict, v.rationale) == (
+        "absent",
+        "a check ran after the last change (event 3) before the claim",
+    )
+
+
+def test_fm32_submission_is_the_claim() -> None:
+    t = T(task=FIX).user(FIX).sh("sed -i s/a/b/ x.py").call("submit")
+    v = fm32(t.build())
+    assert v.verdict == "present"
+    assert spans(v) == [(1, 1), (3, 3)]
