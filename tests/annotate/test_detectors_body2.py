@@ -576,3 +576,48 @@ def test_fm32_submission_is_the_claim() -> None:
     v = fm32(t.build())
     assert v.verdict == "present"
     assert spans(v) == [(1, 1), (3, 3)]
+
+
+# Near misses that separate the conditions of each main function ------------------------------------
+
+
+def test_fm31_a_user_plan_after_the_answer_is_not_the_agents() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("Answer: 42").user("- [ ] a")
+    v = fm31(t.build(termination=SUBMITTED))
+    assert (v.verdict, v.rationale) == ("absent", P_ABSENT)
+
+
+def test_fm31_a_user_message_after_the_give_up_does_not_take_it_back() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("I cannot complete this task.").user("ok")
+    v = fm31(t.build())
+    assert notes(v) == ["the agent gave up"]
+
+
+def test_fm31_the_submission_is_the_last_call_not_the_last_agent_step() -> None:
+    t = (
+        T(task=Q)
+        .user(Q)
+        .sh("ls")
+        .call("submit", summary="I cannot complete this task.")
+        .say("", kind="message")
+    )
+    v = fm31(t.build())
+    assert notes(v) == ["the agent gave up in its submission"]
+
+
+def test_fm31_no_agent_text_and_a_change_request() -> None:
+    t = T(task="Please fix the login page.").user("x").sh("cat login.py")
+    v = fm31(t.build(termination=SUBMITTED))
+    assert (v.verdict, v.rationale) == ("absent", P_ABSENT)
+
+
+def test_fm15_final_answer_rationale_counts_only_later_turns() -> None:
+    t = T(task=Q).user(Q).sh("ls").say("a").say("FINAL ANSWER: 42").say("b").say("c").say("d")
+    v = fm15(t.build(termination=SUBMITTED))
+    assert v.rationale == "3 more turns after the final answer"
+
+
+def test_fm32_a_command_that_checks_before_its_change() -> None:
+    t = T(task=FIX).user(FIX).sh("pytest && sed -i s/a/b/ x.py").say("The bug has been fixed.")
+    v = fm32(t.build())
+    assert (v.verdict, v.rationale) == ("present", CLAIMED)
