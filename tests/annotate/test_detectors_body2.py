@@ -110,7 +110,7 @@ def test_fm31_give_up_evidence() -> None:
     assert v.verdict == "present"
     assert spans(v) == [(3, 3)]
     assert notes(v) == ["the agent gave up"]
-    assert v.evidence[0].quote is not None and "cannot complete" in v.evidence[0].quote
+    assert v.evidence[0].quote == "I cannot complete"
     assert v.evidence[0].agent == "agent"
 
 
@@ -152,7 +152,7 @@ def test_fm31_give_up_in_submission() -> None:
     assert v.verdict == "present"
     assert spans(v) == [(4, 4)]
     assert notes(v) == ["the agent gave up in its submission"]
-    assert v.evidence[0].quote is not None and "cannot complete" in v.evidence[0].quote
+    assert v.evidence[0].quote == "I cannot complete"  # the give-up words, not the whole call
 
 
 def test_fm31_give_up_in_submission_without_any_agent_text() -> None:
@@ -621,3 +621,16 @@ def test_fm32_a_command_that_checks_before_its_change() -> None:
     t = T(task=FIX).user(FIX).sh("pytest && sed -i s/a/b/ x.py").say("The bug has been fixed.")
     v = fm32(t.build())
     assert (v.verdict, v.rationale) == ("present", CLAIMED)
+
+
+@pytest.mark.parametrize("reason", [None, "stopped"])
+def test_fm15_a_limit_ender_needs_no_cap_word(reason: str | None) -> None:
+    v = fm15(_plain().build(termination=Termination(reason=reason, by="limit", native="N")))
+    assert (v.verdict, v.rationale) == ("present", LIMIT)
+
+
+def test_fm32_a_submission_carrying_a_command_is_not_its_own_last_change() -> None:
+    t = T(task=FIX).user(FIX).sh("sed -i s/a/b/ x.py").call("submit", command="pytest")
+    v = fm32(t.build())
+    assert (v.verdict, v.rationale) == ("present", CLAIMED)
+    assert spans(v) == [(1, 1), (3, 3)]
