@@ -239,3 +239,176 @@ def test_fm14_several_findings_join_their_notes() -> None:
         "asks again for 'user id', given at event 0; "
         "the user has to repeat information given before (event 3)"
     )
+
+
+# FM-1.1 disobey_task ----------------------------------------------------------------------------
+
+
+def fm11(t: T) -> ModeVerdict:
+    return verdict("FM-1.1", t.build())
+
+
+def edit(t: T, path: str, old: str = "a = 1", new: str = "a = 2") -> T:
+    return t.call("edit_file", path=path, old=old, new=new).result("ok")
+
+
+def test_fm11_no_constraint_is_unknown() -> None:
+    v = fm11(edit(T(task="Fix the parser.").user("Please fix it."), "src/p.py").say("Fixed."))
+    assert (v.verdict, v.rationale, v.source) == (
+        "unknown",
+        "the task states no constraint the rules can check",
+        "rule:disobey_task",
+    )
+
+
+def test_fm11_no_changes_present_on_the_first_change() -> None:
+    t = T(task="Investigate the outage; do not make any changes.").user("Go.").sh("ls", "a b")
+    edit(edit(t, "src/a.py"), "src/b.py").say("Done.")
+    v = fm11(t)
+    assert v.verdict == "present"
+    assert spans(v) == [(3, 3, "the task forbids changes")]
+    assert v.rationale == "the task forbids changes"
+
+
+def test_fm11_no_changes_kept_is_absent_with_the_check_named() -> None:
+    t = (
+        T(task="Investigate the outage; do not make any changes.")
+        .user("Go.")
+        .sh("ls", "a b")
+        .say("Found it.")
+    )
+    v = fm11(t)
+    assert (v.verdict, v.rationale) == (
+        "absent",
+        "the run keeps the task's checkable constraints: no changes",
+    )
+
+
+def test_fm11_changes_leave_out_user_copied_and_finishing_calls() -> None:
+    t = T(task="Investigate only; report only.").user("Go.")
+    t.call("submit_answer", answer="x").result("ok").call("finish_task").result("ok")
+    t.call("think_update", thought="x").result("ok")
+    t.call("edit_file", path="a.py", old="a", new="b", copied=True).result("ok", copied=True)
+    t.event(
+        kind="tool_call",
+        actor="user",
+        role="user",
+        tool_call={"name": "edit_file", "call_id": "u1", "arguments": {"path": "a.py"}},
+    )
+    t.say("Done.")
+    assert fm11(t).verdict == "absent"
+
+
+def test_fm11_tests_untouched_hits_the_first_test_file_change() -> None:
+    task = "Fix the parser. Do not modify the tests."
+    for path in ("tests/test_p.py", "src/test/p.py", "test_p.py", "p_test.go", "p.test.js"):
+        t = edit(edit(T(task=task).user("Go."), "src/p.py"), path)
+        edit(t, "tests/other.py").say("Done.")
+        v = fm11(t)
+        assert spans(v) == [(3, 3, "changes a test file the task said not to modify")], path
+    t = edit(T(task=task).user("Go."), "src/contest.py").say("Done.")
+    v = fm11(t)
+    assert (v.verdict, v.rationale) == (
+        "absent",
+        "the run keeps the task's checkable constraints: tests untouched",
+    )
+
+
+def test_fm11_protected_paths_are_each_checked_by_name() -> None:
+    task = "Fix it. Do not touch config/a.yaml and never edit `b.yaml`."
+    t = edit(T(task=task).user("Go."), "src/x.py")
+    edit(t, "deploy/config/a.yaml").say("Done.")
+    v = fm11(t)
+    assert spans(v) == [(3, 3, "changes config/a.yaml, which the task said not to touch")]
+    t2 = edit(T(task=task).user("Go."), "b.yaml").say("Done.")
+    assert spans(fm11(t2)) == [(1, 1, "changes b.yaml, which the task said not to touch")]
+    t3 = edit(T(task=task).user("Go."), "xconfig/a.yaml").say("Done.")
+    v3 = fm11(t3)
+    assert v3.rationale == (
+        "the run keeps the task's checkable constraints: config/a.yaml untouched, b.yaml untouched"
+    )
+
+
+def test_fm11_one_module_counts_distinct_source_files() -> None:
+    task = "Only touch the module with the bug."
+    t = edit(T(task=task).user("Go."), "src/b.py")
+    edit(edit(edit(t, "README.md"), "src/a.py"), "src/b.py").say("Done.")
+    v = fm11(t)
+    assert spans(v) == [(1, 7, "changes 2 source files (src/a.py, src/b.py); the task allows one")]
+    t2 = edit(edit(T(task=task).user("Go."), "src/b.py"), "README.md")
+    edit(t2, "src/b.py").say("Done.")
+    assert fm11(t2).rationale == "the run keeps the task's checkable constraints: one module"
+
+
+def test_fm11_signature_change_names_the_function() -> None:
+    task = "Fix it; keep the public signature unchanged."
+    t = edit(T(task=task).user("Go."), "a.py", "x = 1", "x = 2")
+    edit(t, "a.py", "def total(a, b):", "def total(a, b, c):")
+    edit(t, "a.py", "def other(a):", "def other(b):").say("Done.")
+    v = fm11(t)
+    assert spans(v) == [(3, 3, "changes the signature of total, which the task said to keep")]
+    t2 = edit(T(task=task).user("Go."), "a.py", "def total(a, b):", "def total(a,  b):").say("Done.")
+    assert fm11(t2).rationale == "the run keeps the task's checkable constraints: signature kept"
+
+
+def test_fm11_one_sentence_strips_the_final_prefix() -> None:
+    task = "How tall is it? Answer in one sentence."
+    v = fm11(T(task=task).user("Go.").say("Let me see.").say("Final answer: It is 330 m. It grew."))
+    assert spans(v) == [(2, 2, "the answer has 2 sentences; one was asked")]
+    v2 = fm11(T(task=task).user("Go.").say("Final answer: It is 330 m."))
+    assert v2.rationale == "the run keeps the task's checkable constraints: one sentence"
+    v3 = fm11(T(task=task).user("Go."))
+    assert v3.rationale == "the task states no constraint the rules can check"
+
+
+def test_fm11_word_limit_boundary_and_prefix() -> None:
+    task = "Answer in at most 4 words."
+    v = fm11(T(task=task).user("Go.").say("Answer: one two three four five"))
+    assert spans(v) == [(1, 1, "the answer has 5 words; at most 4 were asked")]
+    v2 = fm11(T(task=task).user("Go.").say("Answer: one two three four"))
+    assert (v2.verdict, v2.rationale) == (
+        "absent",
+        "the run keeps the task's checkable constraints: word limit",
+    )
+    assert fm11(T(task=task).user("Go.")).verdict == "unknown"
+
+
+POLICY = "Before any change to a booking, get an explicit 'yes' from the user."
+
+
+def test_fm11_confirmation_policy_needs_a_change() -> None:
+    t = T(task=None).system(POLICY).user("Cancel AB1.").say("AB1 to Denver. Cancel it?")
+    t.call("get_reservation", reservation_id="AB1").result("{}").say("Done.")
+    assert fm11(t).rationale == "the task states no constraint the rules can check"
+
+
+def test_fm11_confirmation_policy_unconfirmed_and_confirmed() -> None:
+    t = T(task=None).system(POLICY).user("Cancel AB1.").say("AB1 to Denver. Cancel it?")
+    t.call("cancel_reservation", reservation_id="AB1").result("{}").say("Done.")
+    v = fm11(t)
+    assert spans(v) == [
+        (3, 3, "cancel_reservation runs without the user's explicit confirmation the policy requires")
+    ]
+    t2 = T(task=None).system(POLICY).user("Cancel AB1.").say("AB1 to Denver. Cancel it?").user("Yes.")
+    t2.call("cancel_reservation", reservation_id="AB1").result("{}").say("Done.")
+    assert fm11(t2).rationale == "the run keeps the task's checkable constraints: confirmation"
+
+
+def test_fm11_all_checks_named_in_order_and_findings_joined() -> None:
+    task = (
+        "Report only. Do not modify the tests. Do not touch a.cfg. Only touch the module. "
+        "Keep the signature unchanged. Answer in one sentence, in at most 9 words."
+    )
+    v = fm11(T(task=task).user("Go.").say("It is fine."))
+    assert v.rationale == (
+        "the run keeps the task's checkable constraints: no changes, tests untouched, a.cfg untouched, "
+        "one module, signature kept, one sentence, word limit"
+    )
+    t = edit(T(task=task).user("Go."), "tests/test_a.py").say("It is broken. Here is why it broke.")
+    v2 = fm11(t)
+    assert v2.verdict == "present"
+    assert v2.rationale == (
+        "the task forbids changes; changes a test file the task said not to modify; "
+        "the answer has 2 sentences; one was asked"
+    )
+    assert [e.seq_start for e in v2.evidence] == [1, 1, 3]
