@@ -412,3 +412,141 @@ def test_fm11_all_checks_named_in_order_and_findings_joined() -> None:
         "the answer has 2 sentences; one was asked"
     )
     assert [e.seq_start for e in v2.evidence] == [1, 1, 3]
+
+
+# FM-3.3 incorrect_verification ------------------------------------------------------------------
+
+
+def fm33(t: T) -> ModeVerdict:
+    return verdict("FM-3.3", t.build())
+
+
+def quotes(v: ModeVerdict) -> list[str | None]:
+    return [e.quote for e in v.evidence]
+
+
+def test_fm33_without_live_calls_is_unknown() -> None:
+    t = T().user("fix").say("The issue is resolved.")
+    assert (fm33(t).verdict, fm33(t).rationale) == ("unknown", "no tool calls to judge verification")
+    t2 = T().user("fix").call("bash", copied=True, command="pytest").result("1 passed", copied=True)
+    t2.say("The issue is resolved.")
+    assert fm33(t2).rationale == "no tool calls to judge verification"
+    assert fm33(t2).source == "rule:incorrect_verification"
+
+
+def test_fm33_without_asserted_claim_is_unknown() -> None:
+    t = T().user("fix").sh("sed -i 's/x/y/' app.py").sh("pytest -q", "1 passed").say("I edited it.")
+    assert fm33(t).rationale == "no asserted success claim that ends the work"
+    t2 = T().user("fix").sh("sed -i 's/x/y/' app.py").call("submit", answer="42").result("ok")
+    assert fm33(t2).rationale == "no asserted success claim that ends the work"
+
+
+def test_fm33_checks_before_the_last_change_do_not_count() -> None:
+    t = T().user("fix").sh("sed -i 's/x/y/' a.py").sh("pytest -q", "1 passed").sh("sed -i 's/y/z/' a.py")
+    t.say("The issue is resolved.").sh("pytest -q", "1 failed", 1)
+    v = fm33(t)
+    assert (v.verdict, v.rationale) == (
+        "unknown",
+        "no check between the last change and the claim (see FM-3.2)",
+    )
+
+
+def test_fm33_failing_check_evidence() -> None:
+    t = (
+        T()
+        .user("fix")
+        .sh("sed -i 's/x/y/' app.py")
+        .sh("pytest -q", "ok")
+        .sh("pytest -q", "1 passed, 1 failed")
+    )
+    t.say("The issue is resolved.")
+    v = fm33(t)
+    assert v.verdict == "present"
+    assert v.rationale == "success claimed although the last check failed"
+    assert spans(v) == [
+        (5, 5, "the check that ran"),
+        (6, 6, "its result shows failure"),
+        (7, 7, "success claimed"),
+    ]
+    assert v.evidence[2].quote is not None and v.evidence[2].quote in "The issue is resolved."
+
+
+def test_fm33_failing_check_run_together_with_the_last_change() -> None:
+    t = T().user("fix").sh("pytest -q", "1 passed").sh("sed -i 's/x/y/' app.py && pytest -q", "1 failed", 1)
+    t.say("The issue is resolved.")
+    v = fm33(t)
+    assert spans(v)[:2] == [(3, 3, "the check that ran"), (4, 4, "its result shows failure")]
+
+
+def test_fm33_failure_words_count_only_in_a_test_run() -> None:
+    t = T().user("fix").sh("sed -i 's/x/y/' app.py").sh("curl -s localhost/health", "Error: none found")
+    t.say("The issue is resolved.")
+    v = fm33(t)
+    assert (v.verdict, v.rationale) == ("absent", "a passing check (event 3) supports the claim")
+    t2 = (
+        T().user("fix").sh("sed -i 's/x/y/' app.py").call("run_tests").result("FAILED: test_x AssertionError")
+    )
+    t2.say("The issue is resolved.")
+    assert fm33(t2).verdict == "present"
+
+
+def test_fm33_without_a_change_every_check_counts() -> None:
+    t = T().user("fix").sh("pytest -q", "1 passed").sh("pytest -q", "2 passed").say("The issue is resolved.")
+    assert fm33(t).rationale == "a passing check (event 3) supports the claim"
+
+
+def test_fm33_check_of_another_record_exact() -> None:
+    t = T(task=None).user("Cancel R1.").call("cancel_reservation", reservation_id="R1").result("ok")
+    t.call("get_reservation_details", reservation_id="R2").result('{"reservation_id": "R2"}')
+    t.say("R1 has been cancelled successfully.")
+    v = fm33(t)
+    assert v.rationale == "the check after the change looked at something else than what was changed"
+    assert spans(v) == [
+        (1, 3, "changed reservation_id=R1, then checked reservation_id=R2"),
+        (5, 5, "success claimed"),
+    ]
+
+
+def test_fm33_a_claimed_double_check_is_that_read_even_after_an_echo() -> None:
+    echo = '{"reservation_id": "R1", "status": "cancelled", "refund": 120}'
+    t = T(task=None).user("Cancel R1.").call("cancel_reservation", reservation_id="R1").result(echo)
+    t.call("get_reservation_details", reservation_id="R2").result('{"reservation_id": "R2"}')
+    t.say("I double-checked: R1 has been cancelled successfully.")
+    assert fm33(t).verdict == "present"
+
+
+def test_fm33_the_last_change_is_compared() -> None:
+    t = T(task=None).user("Cancel R1, R2.").call("cancel_reservation", reservation_id="R1").result("ok")
+    t.call("cancel_reservation", reservation_id="R2").result("ok")
+    t.call("get_reservation_details", reservation_id="R2").result('{"reservation_id": "R2"}')
+    t.say("Both have been cancelled successfully.")
+    assert fm33(t).rationale == "a passing check (event 5) supports the claim"
+
+
+def test_fm33_status_probes_only_exact() -> None:
+    t = T(task="Checkout returns HTTP 500 errors; fix it.").user("alert: checkout 5xx")
+    t.sh("kubectl rollout restart deploy/checkout -n shop").sh(
+        "kubectl get pods -n shop", "checkout-2 1/1 Running"
+    )
+    t.sh("kubectl get deploy -n shop", "checkout 1/1").say("Checkout has been restored.")
+    v = fm33(t)
+    assert v.rationale == "the checks only show that things run, not that the problem claimed fixed is gone"
+    assert spans(v) == [(3, 5, "only status probes were run"), (7, 7, "success claimed")]
+
+
+def test_fm33_status_probes_need_a_behaviour_claim_or_task() -> None:
+    t = T(task=None).user("restart checkout")
+    t.sh("kubectl rollout restart deploy/checkout -n shop").sh(
+        "kubectl get pods -n shop", "checkout-2 1/1 Running"
+    )
+    t.say("Checkout has been restored.")
+    assert fm33(t).rationale == "a passing check (event 3) supports the claim"
+    t.say("The errors are resolved.")
+    assert fm33(t).verdict == "present"
+
+
+def test_fm33_one_behavioural_check_among_probes_is_enough() -> None:
+    t = T(task="Checkout returns HTTP 500 errors; fix it.").user("alert: checkout 5xx")
+    t.sh("kubectl rollout restart deploy/checkout -n shop").sh("curl -s checkout/health", "200 OK")
+    t.sh("kubectl get pods -n shop", "checkout-2 1/1 Running").say("Checkout has been restored.")
+    assert fm33(t).rationale == "a passing check (event 5) supports the claim"
