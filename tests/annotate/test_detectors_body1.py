@@ -4,6 +4,8 @@ the mutants mutation testing left alive in these bodies."""
 
 from __future__ import annotations
 
+import pytest
+
 from mastkit.annotate.detectors._base import detector_for
 from mastkit.annotate.model import ModeVerdict
 from mastkit.taxonomy import load_taxonomy
@@ -550,3 +552,75 @@ def test_fm33_one_behavioural_check_among_probes_is_enough() -> None:
     t.sh("kubectl rollout restart deploy/checkout -n shop").sh("curl -s checkout/health", "200 OK")
     t.sh("kubectl get pods -n shop", "checkout-2 1/1 Running").say("Checkout has been restored.")
     assert fm33(t).rationale == "a passing check (event 5) supports the claim"
+
+
+# Further edges of the three bodies ----------------------------------------------------------------
+
+
+def test_fm14_the_thing_is_lower_cased() -> None:
+    t = T().user("My user id is mia_42.").say("Looking it up.").say("Could you provide your User ID?")
+    t.say("ok")
+    assert fm14(t).evidence[0].note == "asks again for 'user id', given at event 0"
+
+
+def test_fm14_a_question_with_trailing_space_gives_nothing() -> None:
+    t = T().user("My user id is mia_42?  ").say("Looking it up.").say("What is your user id?")
+    t.say("ok").say("ok").say("ok")
+    assert fm14(t).verdict == "absent"
+
+
+@pytest.mark.parametrize(
+    "complaint",
+    [
+        "Like I said, an emergency.",
+        "I already told you: an emergency.",
+        "As I mentioned, an emergency.",
+        "I gave you this before: an emergency.",
+        "As I wrote, an emergency.",
+        "As stated before, an emergency.",
+    ],
+)
+def test_fm14_each_hint_word_lets_a_complaint_count(complaint: str) -> None:
+    t = T().user("Cancel PEP4E0.").say("Looking it up.").say("What is the reason?").user(complaint)
+    t.say("Cancelled.")
+    v = fm14(t)
+    assert spans(v) == [(2, 3, "the user has to repeat information given before (event 3)")]
+
+
+def test_fm14_the_asker_is_the_last_agent_message_not_a_tool_event() -> None:
+    t = T().user("Cancel PEP4E0.").say("Looking it up.").say("What is the reason?")
+    t.sh("get_reservation PEP4E0", "found").user("As I mentioned, an emergency.").say("Cancelled.")
+    assert spans(fm14(t)) == [(2, 5, "the user has to repeat information given before (event 5)")]
+
+
+def test_fm14_a_user_message_between_is_not_the_teammates_asker() -> None:
+    t = T().user("How tall is the Eiffel Tower?").say("Found: 330 m.", actor="Researcher")
+    t.say("Researcher, what figure did you find?", actor="Writer").user("Is it done?")
+    t.say("Same as above: 330 m.", actor="Researcher").say("Draft: 330 m.", actor="Writer")
+    assert spans(fm14(t)) == [(2, 4, "Researcher has to repeat information given before (event 4)")]
+
+
+def test_fm14_two_repeated_calls_after_compaction_are_enough() -> None:
+    t = T().user("Rebook.").call("get_item", item=1).result("ok").call("get_item", item=2).result("ok")
+    compaction(t)
+    t.call("get_item", item=1).result("ok").call("get_item", item=2).result("ok").say("Done.")
+    assert spans(fm14(t)) == [(6, 8, "2 completed calls repeated after the compaction at event 5")]
+
+
+def test_fm33_the_echo_of_the_last_change_decides_not_an_earlier_one() -> None:
+    echo = '{"reservation_id": "R1", "status": "cancelled", "refund": 120}'
+    t = T(task=None).user("Cancel R1 and R2.").call("cancel_reservation", reservation_id="R1").result(echo)
+    t.call("cancel_reservation", reservation_id="R2").result("ok")
+    t.call("get_reservation_details", reservation_id="R1").result('{"reservation_id": "R1"}')
+    t.say("Both have been cancelled successfully.")
+    v = fm33(t)
+    assert spans(v)[0] == (3, 5, "changed reservation_id=R2, then checked reservation_id=R1")
+
+
+def test_fm33_a_behaviour_word_opening_the_task_counts() -> None:
+    t = T(task="Tests fail on checkout.").user("go")
+    t.sh("kubectl rollout restart deploy/checkout -n shop").sh(
+        "kubectl get pods -n shop", "checkout-2 1/1 Running"
+    )
+    t.say("Checkout has been restored")
+    assert fm33(t).verdict == "present"
