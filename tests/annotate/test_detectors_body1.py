@@ -624,3 +624,17 @@ def test_fm33_a_behaviour_word_opening_the_task_counts() -> None:
     )
     t.say("Checkout has been restored")
     assert fm33(t).verdict == "present"
+
+
+def test_fm14_only_system_events_with_a_compaction_subtype_are_compactions() -> None:
+    t = T().user("Go.").event(kind="system", actor="system", subtype="rate_limit", content="wait")
+    t.event(kind="message", actor="agent", role="assistant", subtype="context_summary", content="Summary.")
+    t.say("Working.").say("Still working.").say("Done.")
+    assert fm14(t).rationale == "no compaction and nothing asked twice"
+
+
+def test_fm14_an_agent_message_without_content_is_skipped() -> None:
+    t = T().user("My user id is mia_42.").say("Looking it up.")
+    t.event(kind="message", actor="agent", role="assistant", content=None)
+    t.say("Working.").say("Still working.").say("Done.")
+    assert fm14(t).rationale == "no compaction and nothing asked twice"
