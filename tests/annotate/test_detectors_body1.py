@@ -16,10 +16,16 @@ from ._tracebuild import T
 MAST = load_taxonomy("mast")
 
 
+_NAMES = {"FM-1.4": "loss_of_history", "FM-1.1": "disobey_task", "FM-3.3": "incorrect_verification"}
+
+
 def verdict(code: str, trace: Trace) -> ModeVerdict:
+    """The detector's verdict, checked to name its mode and rule whatever the outcome."""
     det = detector_for(MAST, code)
     assert det is not None
-    return det(trace)
+    v = det(trace)
+    assert (v.code, v.source) == (code, f"rule:{_NAMES[code]}")
+    return v
 
 
 def fm14(t: T, **kw: object) -> ModeVerdict:
