@@ -154,15 +154,16 @@ def test_fm14_user_complaint_names_the_last_compaction_before_the_question() -> 
     compaction(t)
     t.say("Looking it up.")
     compaction(t)
+    compaction(t)
     t.say("What is the reason?").user("Like I said, a family emergency.")
     compaction(t)
     t.say("Cancelled.")
     v = fm14(t)
     assert spans(v) == [
         (
-            4,
             5,
-            "the user has to repeat information given before (event 5) after the context was compacted at event 3",
+            6,
+            "the user has to repeat information given before (event 6) after the context was compacted at event 4",
         )
     ]
 
@@ -476,7 +477,7 @@ def test_fm33_failing_check_evidence() -> None:
         (6, 6, "its result shows failure"),
         (7, 7, "success claimed"),
     ]
-    assert v.evidence[2].quote is not None and v.evidence[2].quote in "The issue is resolved."
+    assert v.evidence[2].quote == "issue is resolved"
 
 
 def test_fm33_failing_check_run_together_with_the_last_change() -> None:
@@ -644,3 +645,45 @@ def test_fm14_an_agent_message_without_content_is_skipped() -> None:
     t.event(kind="message", actor="agent", role="assistant", content=None)
     t.say("Working.").say("Still working.").say("Done.")
     assert fm14(t).rationale == "no compaction and nothing asked twice"
+
+
+def test_fm11_no_task_text_is_unknown() -> None:
+    v = fm11(edit(T(task=None).say("Starting."), "a.py"))
+    assert (v.verdict, v.rationale) == ("unknown", "no task text")
+
+
+def test_fm14_the_value_and_the_ask_need_an_agent_turn_between_them_not_before() -> None:
+    t = (
+        T()
+        .user("Hi.")
+        .say("Hello, how can I help?")
+        .user("My user id is mia_42.")
+        .say("What is your user id?")
+    )
+    t.say("ok").say("ok")
+    assert fm14(t).verdict == "absent"
+
+
+def test_fm14_a_complaint_holding_every_hint_word_counts() -> None:
+    t = T().user("Cancel PEP4E0.").say("Looking it up.").say("What is the reason?")
+    t.user("As I said: I told, mentioned, gave, wrote and stated it.").say("Cancelled.")
+    assert spans(fm14(t)) == [(2, 3, "the user has to repeat information given before (event 3)")]
+
+
+def test_fm14_a_user_complaint_needs_no_question_mark_in_the_asker() -> None:
+    t = T().user("Cancel PEP4E0.").say("Looking it up.").say("Please send the reason.")
+    t.user("As I mentioned, an emergency.").say("Cancelled.")
+    assert spans(fm14(t)) == [(2, 3, "the user has to repeat information given before (event 3)")]
+
+
+def test_fm33_a_lone_check_right_after_the_request_counts() -> None:
+    t = T().user("Is it fixed?").sh("pytest -q", "1 passed").say("The issue is resolved.")
+    assert fm33(t).rationale == "a passing check (event 1) supports the claim"
+
+
+def test_fm33_a_change_that_echoed_its_record_needs_no_same_record_read() -> None:
+    echo = '{"reservation_id": "R1", "status": "cancelled", "refund": 120}'
+    t = T(task=None).user("Cancel R1.").call("cancel_reservation", reservation_id="R1").result(echo)
+    t.call("get_reservation_details", reservation_id="R2").result('{"reservation_id": "R2"}')
+    t.say("R1 has been cancelled successfully.")
+    assert fm33(t).rationale == "a passing check (event 3) supports the claim"
