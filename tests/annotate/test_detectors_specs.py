@@ -8,8 +8,8 @@ from importlib import resources
 import pytest
 
 from mastkit.annotate.detectors._base import detector_for
+from mastkit.annotate.detectors._claims import affirms
 from mastkit.annotate.detectors._precision import PRIOR, confidence_for
-from mastkit.annotate.detectors.disobey_task import affirms
 from mastkit.annotate.model import ModeVerdict
 from mastkit.taxonomy import load_taxonomy
 from mastkit.traces.model import AgentInfo, Trace

@@ -36,8 +36,7 @@ the answer does not change with the grade.
 
 from __future__ import annotations
 
-import re
-
+from mastkit.annotate.detectors._claims import affirms
 from mastkit.attribute import heuristics as h
 from mastkit.attribute.model import Attribution
 from mastkit.traces.model import Event, Trace
@@ -63,10 +62,6 @@ decided the answer, the share where it named the labelled step, with one hit and
 The counts are in the comments; ``wrong_answer`` is measured with the ground truth given.
 """
 
-_CONFIRM = re.compile(
-    r"(?i)\b(?:yes|yeah|yep|confirm\w*|proceed|go ahead|please do|sounds good|that works|okay|ok|sure)\b"
-)
-
 
 def decision_step(events: list[Event], write: Event) -> Event:
     """Where the decision to make ``write`` was taken.
@@ -78,7 +73,7 @@ def decision_step(events: list[Event], write: Event) -> Event:
     confirmed = False
     for e in reversed(events[: events.index(write)]):
         if h.is_user(e):
-            if confirmed or not _CONFIRM.search(e.content or ""):
+            if confirmed or not affirms(e.content or ""):
                 return write
             confirmed = True
         elif h.is_step(e) and e.tool_call is None:

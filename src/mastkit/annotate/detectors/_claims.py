@@ -132,3 +132,29 @@ def give_up(text: str | None) -> str | None:
             continue
         return m.group(0)
     return None
+
+
+# An affirmative word or phrase; a sentence holding one, with no negation before it, is a yes.
+_YES = re.compile(
+    r"(?i)\b(?:yes|yeah|yep|yup|sure|ok(?:ay)?|oui|s[ií]|ja|confirm(?:ed)?|i confirm|go ahead|proceed|"
+    r"please do|do it|(?:sounds|looks) (?:good|right|fine)|that works|that'?s (?:correct|right)|"
+    r"let'?s do (?:it|that))\b"
+)
+_YES_NEGATION = re.compile(r"(?i)\b(?:no|not|don'?t|do not|never|wait|hold (?:on|off)|stop|cancel that)\b")
+_YES_NOT_AFTER = re.compile(r"(?i)\s*(?:not|n't)\b")
+_YES_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def affirms(text: str) -> bool:
+    """Whether a user message says yes: one of its sentences holds an affirmative with no
+    negation before it ("If that's the only option, then yes, go ahead"; "Oui, please proceed";
+    not "No, don't proceed yet")."""
+    for sentence in _YES_SENTENCE.split(text):
+        m = _YES.search(sentence)
+        if (
+            m
+            and not _YES_NEGATION.search(sentence[: m.start()])
+            and not _YES_NOT_AFTER.match(sentence[m.end() :])
+        ):
+            return True
+    return False

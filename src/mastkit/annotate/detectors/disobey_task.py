@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
+from mastkit.annotate.detectors._claims import affirms
 from mastkit.annotate.detectors._signals import call_commands, is_state_change
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.traces.model import Event, Trace
@@ -52,15 +53,6 @@ _CONFIRM_POLICY = re.compile(
     r"(?i)\b(?:explicit (?:user )?(?:'?yes'?|confirmation|consent)|confirm(?:ation)? (?:with|from) the user before|"
     r"(?:get|obtain) (?:the user's )?(?:explicit )?(?:'yes'|yes|confirmation))\b"
 )
-# An affirmative word or phrase; a sentence holding one, with no negation before it, is a yes.
-_AFFIRM = re.compile(
-    r"(?i)\b(?:yes|yeah|yep|yup|sure|ok(?:ay)?|oui|s[ií]|ja|confirm(?:ed)?|i confirm|go ahead|proceed|"
-    r"please do|do it|(?:sounds|looks) (?:good|right|fine)|that works|that'?s (?:correct|right)|"
-    r"let'?s do (?:it|that))\b"
-)
-_NEGATION = re.compile(r"(?i)\b(?:no|not|don'?t|do not|never|wait|hold (?:on|off)|stop|cancel that)\b")
-_NOT_AFTER = re.compile(r"(?i)\s*(?:not|n't)\b")
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _SIGNATURE = re.compile(r"(?:def|function|func|fn)\s+(?P<name>\w+)\s*\((?P<params>[^)]*)\)")
 _SOURCE = re.compile(r"\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|php|c|cc|cpp|h|cs|kt|swift)$")
 _FINAL_PREFIX = re.compile(r"(?i)^\W*(?:final(?: answer)?|answer)\s*:\s*")
@@ -125,17 +117,6 @@ def _signature_change(call: Event) -> str | None:
     after = {m.group("name"): m.group("params") for m in _SIGNATURE.finditer(new)}
     changed = [n for n in before if n in after and " ".join(before[n].split()) != " ".join(after[n].split())]
     return changed[0] if changed else None
-
-
-def affirms(text: str) -> bool:
-    """Whether a user message says yes: one of its sentences holds an affirmative with no
-    negation before it ("If that's the only option, then yes, go ahead"; "Oui, please proceed";
-    not "No, don't proceed yet")."""
-    for sentence in _SENTENCE.split(text):
-        m = _AFFIRM.search(sentence)
-        if m and not _NEGATION.search(sentence[: m.start()]) and not _NOT_AFTER.match(sentence[m.end() :]):
-            return True
-    return False
 
 
 def _unconfirmed(live: list[Event], changes: list[Event]) -> Evidence | None:
