@@ -133,6 +133,7 @@ def methods() -> dict[str, Method | None]:
         "first error or silent run": _alone(lambda t, ev: h.first_bad_result(ev)),
         "unverified write": _alone(lambda t, ev: h.unverified_action(ev)),
         "user pivot": _alone(lambda t, ev: h.user_pivot(ev)),
+        "user dispute": _alone(lambda t, ev: h.user_dispute(ev)),
         "stall report": _alone(lambda t, ev: h.stall_report(ev)),
         "accepted report": _alone(lambda t, ev: h.accepted_report(ev)),
         "first report (supervised)": _alone(lambda t, ev: h.first_report(ev)),

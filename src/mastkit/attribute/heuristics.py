@@ -16,6 +16,9 @@ they can be measured one by one and combined by :mod:`mastkit.attribute.rule_att
   before it in what others said: the user's words, tool results, the system prompt.
 * :func:`user_pivot` — the (simulated) user as the responsible agent: after the agent declined
   or found nothing, the user asks for a different change, and a write carries it out.
+* :func:`user_dispute` — the (simulated) user as the responsible agent: it disputes a record the
+  agent has just looked up ("there's a mix-up, not through PHX"), naming a code or number that the
+  record itself shows, so the user's account, not the record, is wrong.
 * :func:`stall_report`, :func:`wrong_answer`, :func:`detector_finding` — the Who&When signals
   (a supervisor reporting no progress, a stated answer that differs from the ground truth,
   the earliest rule-detector evidence).
@@ -59,6 +62,7 @@ __all__ = [
     "stall_report",
     "supervisor",
     "unverified_action",
+    "user_dispute",
     "user_pivot",
     "wrong_answer",
 ]
@@ -104,6 +108,16 @@ _DECLINE = re.compile(
     r"|not (?:possible|allowed|permitted|eligible)|there are no (?:available|direct|nonstop)"
     r"|no (?:direct|nonstop|available) flights?)"
 )
+# A user saying that what it was just shown is wrong.
+_DISPUTE = re.compile(
+    r"(?i)\b(?:mix-?up|mixed up|misunderstanding|(?:that|this|it)(?:'s| is) (?:not (?:right|correct|accurate)"
+    r"|wrong|incorrect)|(?:does ?n[o']t|does not) (?:look|seem) right|(?:is|are|was|were) (?:wrong|incorrect)"
+    r"|there (?:must be|seems to be|is) (?:a|an|some) (?:mistake|error|confusion))"
+)
+# Record-like tokens a user can name: codes (PHX, HAT035, VA5SGQ) and numbers of three digits or more.
+_RECORD_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b|\b\d{3,}\b")
+# Request words that keep their meaning with a "re" prefix (rebook, resend); "move" does not (remove).
+_REDO_VERBS = frozenset({"book", "send", "order", "submit", "schedul"})
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -440,6 +454,11 @@ def _asks_for(text: str, words: tuple[str, ...]) -> bool:
     return any(re.search(rf"(?i)\b{re.escape(w)}", text) for w in words)
 
 
+def _mentions(text: str, words: tuple[str, ...]) -> bool:
+    """Whether ``text`` speaks of that kind of change at all, a plan included ("I'll rebook it myself")."""
+    return _asks_for(text, words + tuple("re" + w for w in words if w in _REDO_VERBS))
+
+
 def user_pivot(events: list[Event], *, window: int = 3) -> Finding | None:
     """The user asks for a different change after the agent declined, and a write carries it out.
 
@@ -462,7 +481,7 @@ def user_pivot(events: list[Event], *, window: int = 3) -> Finding | None:
         j, w = later[0]
         name = w.tool_call.name if w.tool_call else "?"
         words = tuple(x for v in _name_words(name) if v in _REQUEST_WORDS for x in _REQUEST_WORDS[v])
-        if not words or any(_asks_for(events[u].content or "", words) for u in users if u < i):
+        if not words or any(_mentions(events[u].content or "", words) for u in users if u < i):
             continue
         for u in [u for u in users if i < u < j][:window]:
             if _asks_for(events[u].content or "", words):
@@ -470,6 +489,34 @@ def user_pivot(events: list[Event], *, window: int = 3) -> Finding | None:
                     f"after the agent declined at event {e.seq}, the user asks for {name} (done at {w.seq})"
                 )
                 return Finding("user_pivot", events[u], reason)
+    return None
+
+
+def user_dispute(events: list[Event]) -> Finding | None:
+    """The user disputes a record the agent has just looked up, naming a token the record shows.
+
+    A user message that says what it was shown is wrong ("there's a mix-up", "that's not
+    right") is blamed when, since the user's previous message, a tool answered cleanly with a
+    non-empty record and the user's message names a code or number (``PHX``, ``HAT035``, ``1250``)
+    that this record contains: the agent relayed the record, and the user's account contradicts
+    it. A dispute of something the agent made up (no record behind it) is not blamed on the user.
+    """
+    last_user = 0
+    for i, e in enumerate(events):
+        if not is_user(e):
+            continue
+        if _DISPUTE.search(e.content or ""):
+            records = " ".join(
+                (x.tool_result.output if x.tool_result is not None else x.content) or ""
+                for x in events[last_user:i]
+                if x.kind == "tool_result" and not failed(x)
+            )
+            named = [t for t in _RECORD_TOKEN.findall(e.content or "") if t in records]
+            if named:
+                return Finding(
+                    "user_dispute", e, f"the user disputes the record looked up before it, naming {named[0]}"
+                )
+        last_user = i
     return None
 
 

@@ -45,6 +45,7 @@ __all__ = ["CONFIDENCE", "attribute_by_rules", "decision_step"]
 
 CONFIDENCE = {
     "user_pivot": 0.75,  # 2 of 2
+    "user_dispute": 0.5,  # 0 of 0: never decided a tuning run
     "error_step": 0.46,  # 35 of 77
     "first_write": 0.78,  # 6 of 7
     "unverified": 0.5,  # 1 of 2
@@ -112,6 +113,7 @@ def attribute_by_rules(trace: Trace, *, ground_truth: str | None = None) -> Attr
         return Attribution(method="rules", reason="empty trace", confidence=0.0)
     found = (
         h.user_pivot(events)
+        or h.user_dispute(events)
         or h.first_bad_result(events)
         or _first_write(events)
         or h.accepted_report(events)
