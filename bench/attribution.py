@@ -53,6 +53,8 @@ SHARED = Path(os.environ.get("MASTKIT_SHARED_DATA", ROOT.parent / "shared" / "da
 LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline.jsonl"
 FRESH_LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline_fresh.jsonl"
 """30 more failed runs labelled blind after the rules were final (FRESH.md): evaluation only."""
+FRESH2_LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline_fresh2.jsonl"
+"""42 more, labelled blind by two helpers while the user signals were written (FRESH2_a/b.md)."""
 OLD_COMMIT = "34bdaa3"
 HC_SEED = 19
 """Seed of the fixed Hand-Crafted dev/held split (chosen before looking at either half)."""
@@ -60,7 +62,7 @@ Method = Callable[[Trace], Prediction]
 
 
 def label_sets(shared: Path) -> dict[str, list[Gold]]:
-    """The six label sets, in table order (a set whose data is absent is left out)."""
+    """The label sets, in table order (a set whose data is absent is left out)."""
     sets: dict[str, list[Gold]] = {}
     who = shared / "who_and_when"
     if (who / "Algorithm-Generated").exists():
@@ -76,6 +78,8 @@ def label_sets(shared: Path) -> dict[str, list[Gold]]:
         sets["tau held"] = held
         if FRESH_LABELS.exists():
             sets["tau fresh (blind)"] = load_labels(FRESH_LABELS, shared, lambda p: load_traces(p))
+        if FRESH2_LABELS.exists():
+            sets["tau fresh2 (blind)"] = load_labels(FRESH2_LABELS, shared, lambda p: load_traces(p))
     return sets
 
 
