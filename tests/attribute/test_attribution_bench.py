@@ -148,10 +148,11 @@ def test_the_benchmark_runs_and_the_rules_beat_each_single_heuristic() -> None:
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout)
     who = ["W&W AG (tune)", "W&W HC dev (tune)", "W&W HC held"]
-    assert list(figures) == [*who, "tau dev (tune)", "tau held", "tau fresh (blind)"]
+    taus = ["tau dev (tune)", "tau held", "tau fresh (blind)", "tau fresh2 (blind)"]
+    assert list(figures) == [*who, *taus]
     singles = [m for m in figures["tau held"] if m not in ("rules", "random (expected)")]
     assert "old rules (34bdaa3)" in singles and "first write attempted" in singles
-    for set_name in ("tau dev (tune)", "tau held", "tau fresh (blind)"):
+    for set_name in taus:
         rules = figures[set_name]["rules"]["step"]["value"]
         assert all(rules > figures[set_name][m]["step"]["value"] for m in singles), set_name
     # on Who&When, pooled over both folders: better on agent and step than any single heuristic
@@ -164,9 +165,16 @@ def test_the_benchmark_runs_and_the_rules_beat_each_single_heuristic() -> None:
         for metric in ("agent", "step"):
             rules = figures[set_name]["rules"][metric]["hits"]
             assert all(rules > figures[set_name][m][metric]["hits"] for m in singles), (set_name, metric)
-    # tau dev no worse than before the supervised-run signals (17 agents, 13 steps of 18)
-    assert figures["tau dev (tune)"]["rules"]["agent"]["hits"] >= 17
-    assert figures["tau dev (tune)"]["rules"]["step"]["hits"] >= 13
+    # on tau, agent: no single heuristic does better than the rules on any set (user_pivot, the
+    # one that did on tau dev, left the rules after it failed on the blind sets)
+    for set_name in taus:
+        rules = figures[set_name]["rules"]["agent"]["hits"]
+        assert all(rules >= figures[set_name][m]["agent"]["hits"] for m in singles if m != "user pivot"), (
+            set_name
+        )
+    # tau dev: 15 agents and 11 steps of 18 once user_pivot left the order (17 and 13 with it)
+    assert figures["tau dev (tune)"]["rules"]["agent"]["hits"] >= 15
+    assert figures["tau dev (tune)"]["rules"]["step"]["hits"] >= 11
 
 
 def test_each_confidence_is_the_smoothed_precision_on_the_tuning_sets() -> None:

@@ -186,9 +186,10 @@ def test_a_user_who_changes_the_request_after_a_refusal_is_blamed() -> None:
         found.reason
         == "after the agent declined at event 5, the user asks for cancel_reservation (done at 9)"
     )
+    # the rules no longer use it (1 of 5 right on blind tau runs): the agent's proposal is blamed
     a = attribute_by_rules(trace(*DECLINED))
-    assert (a.agent, a.step, a.confidence) == ("user", 6, 0.75)
-    assert a.reason is not None and a.reason.startswith("user_pivot: ")
+    assert (a.agent, a.step) == ("assistant", 7)
+    assert a.reason is not None and a.reason.startswith("first_write: ")
 
 
 def test_no_user_blame_when_the_request_is_not_new_or_not_carried_out() -> None:
@@ -218,6 +219,91 @@ def test_no_user_blame_when_the_request_is_not_new_or_not_carried_out() -> None:
     assert seq_of(h.user_pivot(late, window=4)) == 12
 
 
+def test_a_plan_stated_before_the_refusal_is_not_a_change_of_mind() -> None:
+    booked = [
+        say(0, "system", "You are an airline agent."),
+        say(1, "user", "Please remove my friend from ABC123. If not, I'll cancel and rebook it myself."),
+        say(2, "assistant", "I'm unable to remove a passenger from a reservation."),
+        say(3, "user", "Then book me a new flight to Boston."),
+        call(4, "book_reservation", destination="Boston"),
+        result(5, '{"status": "booked"}'),
+    ]
+    assert h.user_pivot(booked) is None
+    # the same run without the plan: the booking request is new
+    fresh = [booked[0], say(1, "user", "Please remove my friend from ABC123."), *booked[2:]]
+    assert seq_of(h.user_pivot(fresh)) == 3
+    # "re" + a verb whose meaning changes ("remove" is not "move") is not a mention of it
+    moved = [
+        booked[0],
+        say(1, "user", "Please remove my friend from ABC123."),
+        booked[2],
+        say(3, "user", "Then move me to the later flight."),
+        call(4, "update_reservation_flights", reservation_id="ABC123"),
+        result(5, '{"status": "updated"}'),
+    ]
+    assert seq_of(h.user_pivot(moved)) == 3
+
+
+# -- the user disputes a record ----------------------------------------------------------------------
+
+LOOKED_UP = [
+    say(0, "system", "You are an airline agent."),
+    say(1, "user", "My user id is raj_1 and the reservation is VA5SGQ."),
+    call(2, "get_reservation_details", reservation_id="VA5SGQ"),
+    result(3, '{"origin": "DTW", "destination": "LGA", "flights": ["DTW-PHX HAT035", "PHX-LGA HAT066"]}'),
+    say(4, "assistant", "Your trip goes DTW to PHX to LGA on HAT035 and HAT066."),
+    say(5, "user", "I think there's a mix-up. My flights are from DTW to LGA, not through PHX."),
+    say(6, "assistant", "Shall I transfer you to a human agent?"),
+    say(7, "user", "Yes."),
+    call(8, "transfer_to_human_agents", summary="itinerary dispute"),
+    result(9, "Transfer successful"),
+]
+
+
+def test_a_user_who_disputes_the_record_it_was_shown_is_blamed() -> None:
+    found = h.user_dispute(LOOKED_UP)
+    assert found is not None and (found.agent, found.step.seq) == ("user", 5)
+    assert found.reason == "the user disputes the record looked up before it, naming DTW"
+    a = attribute_by_rules(trace(*LOOKED_UP))
+    assert (a.agent, a.step, a.confidence) == ("user", 5, 0.5)
+    assert a.reason == "user_dispute: the user disputes the record looked up before it, naming DTW"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "That's not right, it should be DTW to LGA.",
+        "This is wrong: DTW to LGA only.",
+        "There must be a mistake, DTW to LGA only.",
+        "The itinerary is incorrect, DTW to LGA only.",
+        "It doesn't look right, DTW to LGA only.",
+        "We have a misunderstanding about DTW.",
+    ],
+)
+def test_dispute_phrasings(words: str) -> None:
+    disputed = [*LOOKED_UP[:5], say(5, "user", words), *LOOKED_UP[6:]]
+    assert seq_of(h.user_dispute(disputed)) == 5
+
+
+def test_no_user_blame_for_a_dispute_without_a_record_behind_it() -> None:
+    # no dispute words
+    calm = [*LOOKED_UP[:5], say(5, "user", "Great, DTW to LGA then."), *LOOKED_UP[6:]]
+    assert h.user_dispute(calm) is None
+    # the user names nothing the record holds
+    vague = [*LOOKED_UP[:5], say(5, "user", "I think there's a mix-up with my trip."), *LOOKED_UP[6:]]
+    assert h.user_dispute(vague) is None
+    # the lookup failed: the agent's account had no record behind it
+    failed = [*LOOKED_UP[:3], result(3, "Error: reservation VA5SGQ not found, DTW"), *LOOKED_UP[4:]]
+    assert h.user_dispute(failed) is None
+    # the record was read before the user's previous message: not what the dispute answers
+    earlier = [*LOOKED_UP[:5], say(5, "user", "Ok."), say(6, "assistant", "Anything else?"),
+               say(7, "user", "There's a mix-up: not through PHX."), *LOOKED_UP[6:]]  # fmt: skip
+    assert h.user_dispute(earlier) is None
+    # a token the record shows only as part of a longer word does not count
+    partial = [*LOOKED_UP[:5], say(5, "user", "There's a mix-up: not HAT03."), *LOOKED_UP[6:]]
+    assert h.user_dispute(partial) is None
+
+
 # -- how the rules combine the write heuristics -------------------------------------------------------
 
 
@@ -230,7 +316,7 @@ def test_a_confirmed_write_is_blamed_where_the_agent_proposed_it() -> None:
     t = [*proposed, call(6, "cancel_reservation", reservation_id="ABC123"), result(7, "done")]
     assert decision_step(t, t[6]) is t[4]
     a = attribute_by_rules(trace(*t))
-    assert (a.agent, a.step, a.confidence) == ("assistant", 4, 0.78)
+    assert (a.agent, a.step, a.confidence) == ("assistant", 4, 0.7)
     assert (
         a.reason
         == "first_write: first state-changing action cancel_reservation at event 6, decided at event 4"

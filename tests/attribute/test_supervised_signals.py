@@ -256,7 +256,7 @@ def test_a_silent_run_blames_the_step_that_ran_it() -> None:
         "Coder",
         1,
         "error_step: its action ran and printed nothing at event 2",
-        0.46,
+        0.45,
     )
 
 

@@ -511,7 +511,8 @@ def user_dispute(events: list[Event]) -> Finding | None:
                 for x in events[last_user:i]
                 if x.kind == "tool_result" and not failed(x)
             )
-            named = [t for t in _RECORD_TOKEN.findall(e.content or "") if t in records]
+            shown = set(_RECORD_TOKEN.findall(records))
+            named = [t for t in _RECORD_TOKEN.findall(e.content or "") if t in shown]
             if named:
                 return Finding(
                     "user_dispute", e, f"the user disputes the record looked up before it, naming {named[0]}"

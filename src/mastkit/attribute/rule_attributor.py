@@ -6,8 +6,8 @@ simulated user included). The order was tuned on the tuning sets of ``bench/attr
 (Who&When Algorithm-Generated, the dev half of Who&When Hand-Crafted and the dev half of the
 hand-labelled tau-bench airline runs); the held-out halves are reported, not tuned on:
 
-1. ``user_pivot`` — after the agent declined or found nothing, the user asks for a different
-   kind of change and a write carries it out: the user's request is blamed.
+1. ``user_dispute`` — the user says the record the agent just looked up is wrong, naming a code
+   or number that record shows: the user's account, not the record, is blamed.
 2. ``error_step`` — the first agent action whose direct result is an error (a failing tool call,
    a terminal reply with a traceback or non-zero exit) or a silent run (exit code 0, nothing
    printed): the agent step that acted is blamed.
@@ -27,6 +27,10 @@ hand-labelled tau-bench airline runs); the held-out halves are reported, not tun
    ``first_action`` — the first agent step after the task statement, where an opening agent
    message whose code is run counts as that step.
 
+``user_pivot`` (the user asks for another kind of change after the agent declined) is not in
+the order: on blind tau-bench runs it blamed the user rightly in 1 of 5 firings, since whether the
+user departed from its goal or followed the agent's wrong refusal is not visible in the events.
+
 The rule detectors are no longer consulted: as the signal before the fallback they named the
 labelled step in none of the tuning runs where they decided (0 of 5).
 
@@ -44,10 +48,9 @@ from mastkit.traces.model import Event, Trace
 __all__ = ["CONFIDENCE", "attribute_by_rules", "decision_step"]
 
 CONFIDENCE = {
-    "user_pivot": 0.75,  # 2 of 2
-    "user_dispute": 0.5,  # 0 of 0: never decided a tuning run
-    "error_step": 0.46,  # 35 of 77
-    "first_write": 0.78,  # 6 of 7
+    "user_dispute": 0.5,  # 0 of 0: decided no tuning run
+    "error_step": 0.45,  # 35 of 78
+    "first_write": 0.7,  # 6 of 8
     "unverified": 0.5,  # 1 of 2
     "accepted_report": 0.4,  # 3 of 8
     "stall_report": 0.18,  # 2 of 15
@@ -112,8 +115,7 @@ def attribute_by_rules(trace: Trace, *, ground_truth: str | None = None) -> Attr
     if not events:
         return Attribution(method="rules", reason="empty trace", confidence=0.0)
     found = (
-        h.user_pivot(events)
-        or h.user_dispute(events)
+        h.user_dispute(events)
         or h.first_bad_result(events)
         or _first_write(events)
         or h.accepted_report(events)
