@@ -69,7 +69,7 @@ from mastkit.providers import (
     run_sync,
 )
 from mastkit.taxonomy import Taxonomy, load_taxonomy
-from mastkit.traces.model import Event, Trace
+from mastkit.traces.model import Event, Trace, is_agent_name
 
 __all__ = [
     "ATTRIBUTION_PROMPT_VERSION",
@@ -79,7 +79,7 @@ __all__ = [
     "LLMAttributor",
 ]
 
-ATTRIBUTION_PROMPT_VERSION = "attr-llm-2"
+ATTRIBUTION_PROMPT_VERSION = "attr-llm-3"
 LLM_METHODS = ("all-at-once", "step-by-step", "binary-search")
 
 T = TypeVar("T")
@@ -125,10 +125,15 @@ class _Ctx:
     steps: dict[int, Event]
     """Every shown event by seq."""
     candidates: list[Event]
-    """Agent steps that can be blamed, in order."""
+    """Steps that can be blamed, in order: agent steps and a conversing user's messages."""
     hints: list[ModeVerdict]
     renders: list[list[tuple[int, str]]] = field(default_factory=list)
     """The rendered blocks at each clip level."""
+
+    @property
+    def users(self) -> list[str]:
+        """The conversing users among the candidates, in order of first appearance."""
+        return list(dict.fromkeys(e.actor for e in self.candidates if e.actor and _is_user_turn(e)))
 
 
 # -- reply parsing -----------------------------------------------------------------------------------
@@ -202,13 +207,21 @@ steps only by these numbers. Long texts may be shortened with a visible elision 
 - The decisive error is the earliest mistake made by an agent that leads to the failure: had \
 that step been done right, the task would most likely have succeeded. Later mistakes it \
 causes are not decisive. If no mistake is obvious, decide on the single most responsible \
-step anyway.
+step anyway.{user_rule}
 - For the "mode" field give the code of the failure mode below that best describes the \
 decisive error, or null when none fits.
 - Answer with a single JSON object as described, no prose and no markdown.
 
 Failure modes ({taxonomy}):
 {modes}"""
+
+
+_USER_RULE = """
+- The user in the conversation ({users}) can be the one responsible: it may give wrong or \
+contradictory information, withhold information it was asked for, or ask for something that \
+departs from its own request. When such a user message is the decisive mistake, name that \
+user as the agent and its message as the step. A user who follows the agents' wrong advice is \
+not responsible; the agent who gave the advice is."""
 
 
 def _modes_block(taxonomy: Taxonomy) -> str:
@@ -409,7 +422,7 @@ class LLMAttributor:
     def requests_for(self, trace: Trace, method: str) -> int:
         """Most requests ``method`` makes on ``trace`` per sample, without repairs: see
         :func:`expected_calls`, plus one for the counterfactual check when it is on."""
-        steps = sum(1 for e in trace.events if _blameable(e))
+        steps = len(_candidates(trace.events))
         n = expected_calls(method, steps)
         return n + (1 if self.options.counterfactual and n else 0)
 
@@ -417,7 +430,7 @@ class LLMAttributor:
 
     def _context(self, trace: Trace, method: str, ground_truth: str | None) -> _Ctx:
         shown = [e for e in trace.events if not e.is_copied_context]
-        candidates = [e for e in shown if _blameable(e)]
+        candidates = _candidates(shown)
         hints: list[ModeVerdict] = []
         if self.options.hints:
             hints = [
@@ -470,8 +483,11 @@ class LLMAttributor:
         marker = [f"(… {omitted} steps omitted to fit the model's context …)"] if omitted > 0 else []
         return "\n".join(head + marker + tail[::-1])
 
-    def _system(self, fence: str) -> str:
-        return _SYSTEM.format(fence=fence, taxonomy=self.taxonomy.name, modes=self._modes)
+    def _system(self, fence: str, users: Sequence[str] = ()) -> str:
+        user_rule = _USER_RULE.format(users=", ".join(inline(u) for u in users)) if users else ""
+        return _SYSTEM.format(
+            fence=fence, taxonomy=self.taxonomy.name, modes=self._modes, user_rule=user_rule
+        )
 
     def _user(
         self, ctx: _Ctx, log: str, question: str, *, hint_range: tuple[int | None, int | None] = (None, None)
@@ -720,7 +736,7 @@ class LLMAttributor:
         temperature: float,
     ) -> T:
         messages = [
-            ChatMessage(role="system", content=self._system(ctx.fence)),
+            ChatMessage(role="system", content=self._system(ctx.fence, ctx.users)),
             ChatMessage(role="user", content=prompt),
         ]
 
@@ -788,9 +804,21 @@ class LLMAttributor:
 # -- helpers -------------------------------------------------------------------------------------------
 
 
-def _blameable(e: Event) -> bool:
-    """An agent step that can be held responsible (not a user, system or tool output)."""
-    return e.is_agent_step()
+def _is_user_turn(e: Event) -> bool:
+    """A message written by a person or simulated user (an actor that is not an agent)."""
+    return bool(e.actor) and e.role == "user" and e.kind == "message" and not is_agent_name(e.actor)
+
+
+def _candidates(events: Sequence[Event]) -> list[Event]:
+    """The steps that can be held responsible, in order: every agent step, and every message of a
+    user who answers after the first agent step (a user who only states the task is not one; a
+    user in the conversation can give wrong, changing or withheld information). Replayed context
+    is never a candidate."""
+    live = [e for e in events if not e.is_copied_context]
+    first = next((i for i, e in enumerate(live) if e.is_agent_step()), None)
+    if first is None:
+        return []
+    return [e for i, e in enumerate(live) if e.is_agent_step() or (i > first and _is_user_turn(e))]
 
 
 def _agent(ctx: _Ctx, raw: Any, step: int) -> str | None:
