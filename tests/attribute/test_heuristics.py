@@ -182,6 +182,7 @@ DECLINED = [
 def test_a_user_who_changes_the_request_after_a_refusal_is_blamed() -> None:
     found = h.user_pivot(DECLINED)
     assert seq_of(found) == 6 and found is not None and found.agent == "user"
+    assert found.signal == "user_pivot"
     assert (
         found.reason
         == "after the agent declined at event 5, the user asks for cancel_reservation (done at 9)"
@@ -263,6 +264,7 @@ LOOKED_UP = [
 def test_a_user_who_disputes_the_record_it_was_shown_is_blamed() -> None:
     found = h.user_dispute(LOOKED_UP)
     assert found is not None and (found.agent, found.step.seq) == ("user", 5)
+    assert found.signal == "user_dispute"
     assert found.reason == "the user disputes the record looked up before it, naming DTW"
     a = attribute_by_rules(trace(*LOOKED_UP))
     assert (a.agent, a.step, a.confidence) == ("user", 5, 0.5)
@@ -401,3 +403,26 @@ def test_the_detectors_see_a_blinded_trace(monkeypatch: pytest.MonkeyPatch) -> N
     assert h.detector_finding(graded, h.live_events(graded)) is None
     assert attribute_by_rules(graded) == attribute_by_rules(quiet)
     assert seen and all(t.outcome is None and t.raw is None and t.task is None for t in seen)
+
+
+def test_every_record_since_the_users_previous_message_counts_whole() -> None:
+    two = [
+        *LOOKED_UP[:2],
+        call(2, "get_flight", number="HAT035"),
+        result(3, "route DTW PHX"),
+        call(4, "get_flight", number="HAT066"),
+        result(5, "route PHX LGA"),
+        say(6, "user", "There's a mix-up: not DTW."),
+    ]
+    # DTW ends the first record; joined with the second it must stay a token of its own
+    assert seq_of(h.user_dispute(two)) == 6
+    # a record that opens the log, before any user message, is read too
+    opening = [result(0, "route DTW PHX"), say(1, "user", "That's wrong, not DTW.")]
+    assert seq_of(h.user_dispute(opening)) == 1
+    # a tool output kept as plain content (no tool_result object) is a record as well
+    plain = [say(0, "user", "Check R1."), Event(seq=1, kind="tool_result", actor="tool", role="tool",
+             content="route DTW PHX"), say(2, "user", "That's wrong, not DTW.")]  # fmt: skip
+    assert seq_of(h.user_dispute(plain)) == 2
+    # an empty output names nothing
+    empty = [say(0, "user", "Check R1."), result(1, ""), say(2, "user", "That's wrong, not XXXX.")]
+    assert h.user_dispute(empty) is None
