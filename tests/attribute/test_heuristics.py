@@ -409,7 +409,7 @@ def test_every_record_since_the_users_previous_message_counts_whole() -> None:
     two = [
         *LOOKED_UP[:2],
         call(2, "get_flight", number="HAT035"),
-        result(3, "route DTW PHX"),
+        result(3, "route PHX DTW"),
         call(4, "get_flight", number="HAT066"),
         result(5, "route PHX LGA"),
         say(6, "user", "There's a mix-up: not DTW."),

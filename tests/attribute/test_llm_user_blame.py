@@ -131,3 +131,23 @@ def test_requests_for_counts_the_users_answers() -> None:
         update={"events": [dataclasses.replace(e, is_copied_context=e.seq == 7) for e in _chat().events]}
     )
     assert attributor.requests_for(copied, "step-by-step") == 4  # replayed context is not a candidate
+
+
+def test_only_a_non_agent_users_messages_join_the_agent_steps() -> None:
+    events = [
+        *_chat().events,
+        _msg(8, "system", "system", "Reminder: keep answers short."),  # a system message mid-run
+        _msg(9, "Coder", "user", "I am an agent whose messages are sent as the user role."),
+        Event(seq=10, kind="tool_call", actor="user", role="user",
+              tool_call=ToolCall(name="look", arguments={}, call_id="u1")),  # not a message
+    ]  # fmt: skip
+    trace = _chat().model_copy(update={"events": events})
+    attributor = LLMAttributor(get_provider("openai:x", api_key="k"))
+    assert attributor.requests_for(trace, "step-by-step") == 5  # still agent 2, 4, 6 and user 3, 7
+
+
+def test_every_conversing_user_is_named_in_the_system_prompt() -> None:
+    events = [*_chat().events, _msg(8, "human", "user", "I am her manager; she means one way.")]
+    script = Script()
+    _attribute(_chat().model_copy(update={"events": events}), script, "all-at-once")
+    assert '("user", "human") can be the one responsible' in script.systems[0]
