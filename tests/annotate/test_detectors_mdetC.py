@@ -265,6 +265,7 @@ def test_tool_names_say_change_or_check(name: str, change: bool, check: bool) ->
         ("sed -i s/a/b/ x.py && pytest -q && sed -i s/b/c/ y.py", False),
         ("sed -i s/a/b/ x.py && echo done", False),
         ("echo done", False),
+        ("pytest -q && echo done", True),
     ],
 )
 def test_a_check_counts_only_after_the_last_change(command: str, check: bool) -> None:
