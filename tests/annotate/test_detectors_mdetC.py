@@ -595,8 +595,9 @@ def registry(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_registered_detector_is_found_by_taxonomy_and_code() -> None:
 
     def judge(trace: Trace) -> ModeVerdict:
-        """Says unknown."""
-        return unknown("X-1", "judge", "never")
+        return unknown("X-1", "judge", f"never on {trace.trace_id}")
+
+    judge.__doc__ = "\n    Says unknown.\n    "
 
     def bare(trace: Trace) -> ModeVerdict:
         return unknown("X-2", "bare", "never")
@@ -606,7 +607,7 @@ def test_a_registered_detector_is_found_by_taxonomy_and_code() -> None:
     found = detector_for("mine", "X-1")
     assert found == Detector(code="X-1", name="judge", fn=judge, description="Says unknown.", taxonomy="mine")
     assert found is not None and found.key == ("mine", "X-1")
-    assert found(T().build()).rationale == "never"
+    assert found(T().build()).rationale == "never on t"
     assert [d.code for d in detectors("mine")] == ["X-1", "X-2"]
     assert detectors("mine")[1].description == ""
     assert detector_for("mast", "X-1") is None
