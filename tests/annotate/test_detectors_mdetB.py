@@ -1,0 +1,266 @@
+"""Edge cases of FM-1.2 (disobey_role) and FM-2.6 (reasoning_action_mismatch) that mutation
+testing found untested: how tool lists and prohibitions are read, whose steps count, and which
+announcement is compared with which call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mastkit.annotate.detectors._base import detector_for
+from mastkit.annotate.model import ModeVerdict
+from mastkit.taxonomy import load_taxonomy
+from mastkit.traces.model import AgentInfo, Trace
+
+from ._tracebuild import T
+
+MAST = load_taxonomy("mast")
+
+
+def verdict(code: str, trace: Trace) -> ModeVerdict:
+    det = detector_for(MAST, code)
+    assert det is not None
+    return det(trace)
+
+
+def fm12(t: T, *agents: AgentInfo) -> ModeVerdict:
+    return verdict("FM-1.2", t.build(agents=list(agents)))
+
+
+def spans(v: ModeVerdict) -> list[tuple[int, int]]:
+    return [(e.seq_start, e.seq_end) for e in v.evidence]
+
+
+def notes(v: ModeVerdict) -> list[str | None]:
+    return [e.note for e in v.evidence]
+
+
+# FM-1.2: the tool list ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [["search"], [{"name": "search"}], [{"type": "function", "function": {"name": "search"}}]],
+)
+def test_each_form_of_a_tool_list_names_the_tool(tools: list[Any]) -> None:
+    t = T().user("q").say("Searching.").call("search", query="x").result("r")
+    t.call("delete_user", id="7").result("ok")
+    v = fm12(t, AgentInfo(name="agent", tools=tools))
+    assert v.verdict == "present"
+    assert spans(v) == [(4, 4)]
+    assert notes(v) == ["agent calls delete_user, which is not among its tools"]
+    assert v.rationale == "agent calls delete_user, which is not among its tools"
+    assert v.evidence[0].agent == "agent"
+
+
+@pytest.mark.parametrize(
+    "tools", [[], [{"type": "function"}], [{"name": 7}], [{"function": {"name": None}}], [3]]
+)
+def test_a_tool_list_without_names_is_no_spec(tools: list[Any]) -> None:
+    t = T().user("q").call("search", query="x").result("r")
+    v = fm12(t, AgentInfo(name="agent", tools=tools))
+    assert (v.verdict, v.rationale) == (
+        "unknown",
+        "no agent has a checkable role spec (tool list or stated prohibition)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("listed", "called"),
+    [
+        ("search", "search"),
+        ("search", "Search"),
+        ("Search", "search"),
+        ("web_search_preview", "web_search"),
+        ("search", "search_v2"),
+        ("search", "docs.search"),
+    ],
+)
+def test_variants_of_a_listed_tool_are_allowed(listed: str, called: str) -> None:
+    t = T().user("q").say("Looking.").call(called, query="x").result("r")
+    v = fm12(t, AgentInfo(name="agent", tools=[listed]))
+    assert (v.verdict, v.rationale) == ("absent", "1 agent(s) with a checkable role spec keep to it")
+
+
+@pytest.mark.parametrize(
+    ("listed", "called"),
+    [("search", "searcher"), ("search", "research"), ("web_search", "search"), ("search", "docs_search")],
+)
+def test_a_name_that_only_resembles_a_listed_tool_is_not_allowed(listed: str, called: str) -> None:
+    t = T().user("q").call(called, query="x").result("r")
+    v = fm12(t, AgentInfo(name="agent", tools=[listed]))
+    assert v.verdict == "present" and spans(v) == [(1, 1)]
+
+
+def test_only_the_agents_own_calls_are_held_to_its_tool_list() -> None:
+    t = T().user("q").call("search", actor="Finder", query="x").result("r")
+    t.call("delete_user", actor="Admin", id="7").result("ok")
+    v = fm12(t, AgentInfo(name="Finder", tools=["search"]), AgentInfo(name="Admin"))
+    assert (v.verdict, v.rationale) == ("absent", "1 agent(s) with a checkable role spec keep to it")
+
+
+def test_every_call_outside_the_list_is_evidence() -> None:
+    t = T().user("q").call("rm_user", id="1").result("ok").call("search", query="x").result("r")
+    t.call("drop_table", table="t").result("ok")
+    v = fm12(t, AgentInfo(name="agent", tools=["search"]))
+    assert spans(v) == [(1, 1), (5, 5)]
+    assert v.rationale == (
+        "agent calls rm_user, which is not among its tools; agent calls drop_table, which is not among its tools"
+    )
+
+
+# FM-1.2: prohibitions in the role description and the system prompt --------------------------
+
+CODE_BLOCK = "```python\n" + "\n".join(f"x{i} = {i}" for i in range(10)) + "\n```"
+
+
+def test_a_prohibition_opening_the_system_prompt_is_read() -> None:
+    t = T().user("fix it").say("On it.").call("edit_file", path="a.py", old="x", new="y").result("ok")
+    v = fm12(t, AgentInfo(name="agent", system_prompt="Never edit files. Report what you find."))
+    assert v.verdict == "present" and spans(v) == [(2, 2)]
+    assert notes(v) == ["agent changes state, although its role says 'Never edit files'"]
+
+
+def test_a_prohibition_after_a_conditional_sentence_is_read() -> None:
+    t = T().user("fix it").call("edit_file", path="a.py", old="x", new="y").result("ok")
+    prompt = "If you are unsure, ask the user. You never edit files."
+    v = fm12(t, AgentInfo(name="agent", system_prompt=prompt))
+    assert v.verdict == "present" and notes(v) == [
+        "agent changes state, although its role says 'never edit files'"
+    ]
+
+
+def test_a_prohibition_on_a_line_after_a_conditional_line_is_read() -> None:
+    t = T().user("fix it").call("edit_file", path="a.py", old="x", new="y").result("ok")
+    prompt = "When asked, review the diff\nYou never edit files"
+    assert fm12(t, AgentInfo(name="agent", system_prompt=prompt)).verdict == "present"
+
+
+def test_the_role_description_and_the_system_prompt_are_both_read() -> None:
+    t = T().user("fix it").sh("pytest -q", "3 passed").call("edit_file", path="a.py", old="x", new="y")
+    t.result("ok")
+    agent = AgentInfo(
+        name="agent", role_description="Reviewer. Never edits files.", system_prompt="Be brief."
+    )
+    v = fm12(t, agent)
+    assert spans(v) == [(3, 3)]
+    agent = AgentInfo(name="agent", role_description="Reviewer.", system_prompt="Do not run any commands.")
+    v = fm12(t, agent)
+    assert spans(v) == [(1, 1)]
+    assert notes(v) == ["agent runs a command, although its role says 'Do not run any commands'"]
+
+
+def test_each_prohibition_is_checked_and_reported() -> None:
+    t = T().user("go").say("Plan: look first.").sh("ls", "a.py").say(f"Here:\n{CODE_BLOCK}")
+    t.call("edit_file", path="a.py", old="x", new="y").result("ok").say("Final answer: done.")
+    prompt = (
+        "You never edit files. You do not write any code. You do not run commands. "
+        "You never give the final answer."
+    )
+    v = fm12(t, AgentInfo(name="agent", system_prompt=prompt))
+    assert v.verdict == "present"
+    assert spans(v) == [(5, 5), (4, 4), (2, 2), (7, 7)]
+    assert notes(v) == [
+        "agent changes state, although its role says 'never edit files'",
+        "agent writes code itself, although its role says 'do not write any code'",
+        "agent runs a command, although its role says 'do not run commands'",
+        "agent writes the final answer, although its role says 'never give the final answer'",
+    ]
+    assert v.rationale == "; ".join(n or "" for n in notes(v))
+
+
+ALL_RULES = (
+    "You never edit files. You do not write any code. You do not run commands. "
+    "You never give the final answer."
+)
+
+
+def test_each_prohibition_kept_is_absent() -> None:
+    short = "```python\nx = 1\n```"
+    t = T().user("go").say(f"The fix is small:\n{short}").say("The answer is probably 4.")
+    t.call("read_file", path="a.py").result("x = 1")
+    t.say("Final answer: 4", actor="Writer").say(f"Code:\n{CODE_BLOCK}", actor="Writer")
+    t.call("edit_file", actor="Writer", path="a.py", old="x", new="y").result("ok").sh("ls", actor="Writer")
+    v = fm12(t, AgentInfo(name="agent", system_prompt=ALL_RULES), AgentInfo(name="Writer"))
+    assert (v.verdict, v.rationale) == ("absent", "1 agent(s) with a checkable role spec keep to it")
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "You never edit files.",
+        "You do not write any code.",
+        "You do not run commands.",
+        "You never give the final answer.",
+    ],
+)
+def test_one_prohibition_alone_makes_the_spec_checkable(prompt: str) -> None:
+    t = T().user("go").say("Looking into it.").call("read_file", path="a.py").result("x = 1")
+    v = fm12(t, AgentInfo(name="agent", system_prompt=prompt))
+    assert (v.verdict, v.rationale) == ("absent", "1 agent(s) with a checkable role spec keep to it")
+
+
+def test_a_final_answer_only_in_reasoning_is_not_written() -> None:
+    t = T().user("go").say("Final answer: 4", kind="reasoning").say("Handing over to the writer.")
+    v = fm12(t, AgentInfo(name="agent", system_prompt="You never give the final answer."))
+    assert v.verdict == "absent"
+
+
+def test_code_only_in_reasoning_is_not_written() -> None:
+    t = T().user("go").say(f"Draft:\n{CODE_BLOCK}", kind="reasoning").say("Please write it, Coder.")
+    v = fm12(t, AgentInfo(name="agent", system_prompt="You do not write any code."))
+    assert v.verdict == "absent"
+
+
+def test_a_message_in_the_agents_name_but_not_by_it_is_not_its_step() -> None:
+    t = T().user("go").event(kind="message", actor="agent", role="user", content="Final answer: 4")
+    t.event(kind="message", actor="agent", role="tool", content="Final answer: 4")
+    v = fm12(t, AgentInfo(name="agent", system_prompt="You never give the final answer."))
+    assert v.verdict == "absent"
+
+
+def test_only_the_first_breach_of_a_prohibition_is_evidence() -> None:
+    t = T().user("go").sh("ls", "a.py").sh("pytest -q", "ok")
+    v = fm12(t, AgentInfo(name="agent", system_prompt="You do not run commands."))
+    assert spans(v) == [(1, 1)]
+
+
+def test_breaches_of_several_agents_are_all_reported() -> None:
+    t = T().user("go").sh("ls", actor="Reviewer").call("delete_user", actor="Finder", id="7").result("ok")
+    reviewer = AgentInfo(name="Reviewer", role_description="Reviews the code; does not run code.")
+    finder = AgentInfo(name="Finder", tools=["search"])
+    v = fm12(t, reviewer, finder)
+    assert v.verdict == "present"
+    assert [(e.agent, e.seq_start) for e in v.evidence] == [("Reviewer", 1), ("Finder", 3)]
+    assert v.rationale == (
+        "Reviewer runs a command, although its role says 'does not run code'; "
+        "Finder calls delete_user, which is not among its tools"
+    )
+
+
+def test_agents_with_a_checkable_spec_are_counted() -> None:
+    t = T().user("go").call("search", actor="Finder", query="x").result("r").say("Done.", actor="Writer")
+    agents = (
+        AgentInfo(name="Finder", tools=["search"]),
+        AgentInfo(name="Reviewer", role_description="Reviews; never edits files."),
+        AgentInfo(name="Writer", role_description="Writes the report."),
+    )
+    v = fm12(t, *agents)
+    assert (v.verdict, v.rationale) == ("absent", "2 agent(s) with a checkable role spec keep to it")
+
+
+def test_an_agent_with_only_free_text_responsibilities_is_unknown() -> None:
+    t = T().user("go").sh("rm -rf build").say("Final answer: done")
+    v = fm12(t, AgentInfo(name="agent", role_description="Builds the project.", system_prompt="Be careful."))
+    assert (v.verdict, v.rationale) == (
+        "unknown",
+        "no agent has a checkable role spec (tool list or stated prohibition)",
+    )
+
+
+def test_a_copied_call_is_not_a_breach() -> None:
+    t = T().user("go").call("delete_user", copied=True, id="7").result("ok", copied=True)
+    t.call("search", query="x").result("r")
+    v = fm12(t, AgentInfo(name="agent", tools=["search"]))
+    assert v.verdict == "absent"
