@@ -11,7 +11,7 @@ import pytest
 from mastkit.annotate.detectors._base import detector_for
 from mastkit.annotate.model import ModeVerdict
 from mastkit.taxonomy import load_taxonomy
-from mastkit.traces.model import AgentInfo, Trace
+from mastkit.traces.model import AgentInfo, ToolCall, Trace
 
 from ._tracebuild import T
 
@@ -264,3 +264,132 @@ def test_a_copied_call_is_not_a_breach() -> None:
     t.call("search", query="x").result("r")
     v = fm12(t, AgentInfo(name="agent", tools=["search"]))
     assert v.verdict == "absent"
+
+
+# FM-2.6: announced a look, changed state instead ---------------------------------------------
+
+
+def fm26(t: T) -> ModeVerdict:
+    return verdict("FM-2.6", t.build())
+
+
+EDIT = {"path": "app.py", "old": "a", "new": "b"}
+TOO_FEW = "too few explicit announcements of the next action to compare"
+
+
+@pytest.mark.parametrize("kind", ["message", "reasoning"])
+def test_a_look_announced_then_a_change_is_a_mismatch(kind: str) -> None:
+    t = T().user("fix it").say("First I'll check the config before anything else.", kind=kind)
+    t.call("edit_file", **EDIT).result("ok")
+    v = fm26(t)
+    assert v.verdict == "present" and spans(v) == [(1, 2)]
+    assert notes(v) == ["says it will check first, changes state instead"]
+    assert v.evidence[0].quote == "I'll check"
+    assert v.rationale == "says it will check first, changes state instead"
+
+
+def test_a_look_announced_then_a_read_is_no_mismatch() -> None:
+    t = T().user("fix it").say("I'll read the config.").call("read_file", path="app.py").result("x")
+    t.call("edit_file", **EDIT).result("ok")
+    assert (fm26(t).verdict, fm26(t).rationale) == ("unknown", TOO_FEW)
+
+
+@pytest.mark.parametrize("kind", ["message", "reasoning"])
+def test_a_look_announced_then_more_words_before_a_change_is_no_mismatch(kind: str) -> None:
+    t = T().user("fix it").say("I'll inspect the handler.").say("It is clearly the timeout.", kind=kind)
+    t.call("edit_file", **EDIT).result("ok")
+    assert fm26(t).verdict == "unknown"
+
+
+def test_an_empty_message_between_a_look_and_a_change_does_not_count() -> None:
+    t = T().user("fix it").say("I'll inspect the handler.").say("")
+    t.call("edit_file", **EDIT).result("ok")
+    assert spans(fm26(t)) == [(1, 3)]
+
+
+def test_another_agents_steps_after_a_look_do_not_count() -> None:
+    t = T().user("fix it").say("I'll inspect the handler.").say("Go ahead.", actor="Lead")
+    t.call("edit_file", **EDIT).result("ok")
+    assert spans(fm26(t)) == [(1, 3)]
+    t = (
+        T()
+        .user("fix it")
+        .say("I'll inspect the handler.")
+        .call("edit_file", actor="Lead", **EDIT)
+        .result("ok")
+    )
+    t.call("read_file", path="app.py").result("x")
+    assert fm26(t).verdict == "unknown"
+
+
+def test_a_look_with_no_step_after_it_is_no_mismatch() -> None:
+    t = T().user("fix it").call("read_file", path="app.py").result("x").say("I'll review the diff now.")
+    assert fm26(t).verdict == "unknown"
+
+
+# FM-2.6: announced a change of one file, changed another --------------------------------------
+
+
+def test_a_change_of_another_file_than_announced_is_a_mismatch() -> None:
+    t = T().user("fix it").say("I'll fix httpkit/retry.py so the backoff is capped.")
+    t.sh("sed -i s/a/b/ httpkit/client.py")
+    v = fm26(t)
+    assert v.verdict == "present" and spans(v) == [(1, 2)]
+    assert notes(v) == ["says it will change httpkit/retry.py, changes httpkit/client.py"]
+
+
+def test_all_announced_and_touched_files_are_named() -> None:
+    t = T().user("fix it").say("Now I will update a.py and b.py together.")
+    t.sh("sed -i s/x/y/ d.py c.py")
+    assert notes(fm26(t)) == ["says it will change a.py, b.py, changes c.py, d.py"]
+
+
+@pytest.mark.parametrize(
+    ("said", "touched"),
+    [("retry.py", "httpkit/retry.py"), ("httpkit/retry.py", "retry.py"), ("a.py", "a.py")],
+)
+def test_the_same_file_named_with_or_without_its_directory_is_no_mismatch(said: str, touched: str) -> None:
+    t = T().user("fix it").say(f"I'll fix {said} now.").sh(f"sed -i s/a/b/ {touched}")
+    assert fm26(t).verdict == "unknown"
+
+
+def test_a_file_whose_name_only_ends_like_the_announced_one_is_another_file() -> None:
+    t = T().user("fix it").say("I'll fix try.py now.").sh("sed -i s/a/b/ retry.py")
+    assert fm26(t).verdict == "present"
+
+
+def test_the_next_change_is_compared_not_a_read_or_another_agents_change() -> None:
+    t = T().user("fix it").say("I'll fix retry.py now.").sh("cat retry.py", "x")
+    t.sh("sed -i s/a/b/ other.py", actor="Lead").sh("sed -i s/a/b/ client.py")
+    v = fm26(t)
+    assert spans(v) == [(1, 6)]
+
+
+def test_an_announced_change_never_made_is_no_mismatch() -> None:
+    t = T().user("fix it").sh("ls", "a.py").say("I'll fix retry.py now.")
+    assert fm26(t).verdict == "unknown"
+
+
+def test_a_change_that_names_no_file_is_no_mismatch() -> None:
+    t = T().user("fix it").say("I'll fix retry.py now.").sh("kubectl rollout restart deploy/api")
+    assert fm26(t).verdict == "unknown"
+
+
+def test_a_file_named_only_in_the_raw_arguments_is_touched() -> None:
+    raw = '{"path": "client.py", "diff": "-a\\n+b"}'
+    call = ToolCall(name="apply_patch", call_id="c2", arguments={"diff": "-a\n+b"}, arguments_raw=raw)
+    t = (
+        T()
+        .user("fix it")
+        .say("I'll fix retry.py now.")
+        .event(kind="tool_call", actor="agent", role="assistant", tool_call=call)
+    )
+    assert notes(fm26(t)) == ["says it will change retry.py, changes client.py"]
+
+
+@pytest.mark.parametrize(("pad", "seen"), [(285, True), (286, False)])
+def test_files_are_read_in_the_300_characters_from_the_announcement(pad: int, seen: bool) -> None:
+    # "I'll fix " (9) + pad + "z/a.py" (6): with pad 285 the path's last character is the 300th
+    text = "I'll fix " + "w" * (pad - 1) + " z/a.py"
+    t = T().user("fix it").say("Plan. " + text).sh("sed -i s/a/b/ z/b.py")
+    assert (fm26(t).verdict == "present") is seen
