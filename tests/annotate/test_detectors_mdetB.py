@@ -393,3 +393,163 @@ def test_files_are_read_in_the_300_characters_from_the_announcement(pad: int, se
     text = "I'll fix " + "w" * (pad - 1) + " z/a.py"
     t = T().user("fix it").say("Plan. " + text).sh("sed -i s/a/b/ z/b.py")
     assert (fm26(t).verdict == "present") is seen
+
+
+# FM-2.6: announced a tool or a command, used another --------------------------------------------
+
+
+def with_tools() -> T:
+    """A run whose tools are read_file and search."""
+    return (
+        T().user("q").call("read_file", path="notes.md").result("notes").call("search", query="x").result("r")
+    )
+
+
+@pytest.mark.parametrize("kind", ["message", "reasoning"])
+def test_a_tool_announced_and_another_called_is_a_mismatch(kind: str) -> None:
+    t = with_tools().say("Now I will use read_file to open the report.", kind=kind).call("search", query="y")
+    v = fm26(t)
+    assert v.verdict == "present" and spans(v) == [(5, 6)]
+    assert notes(v) == ["says it will use read_file, calls search"]
+    assert v.rationale == "says it will use read_file, calls search"
+
+
+@pytest.mark.parametrize(("words", "seen"), [(6, True), (7, False)])
+def test_a_tool_is_looked_for_in_the_seven_words_after_the_verb(words: int, seen: bool) -> None:
+    filler = " ".join(["it"] * words)
+    t = with_tools().say(f"I will use {filler} read_file now").call("search", query="y")
+    assert (fm26(t).verdict == "present") is seen
+
+
+@pytest.mark.parametrize(("length", "seen"), [(108, True), (109, False)])
+def test_a_tool_is_looked_for_in_the_120_characters_after_the_verb(length: int, seen: bool) -> None:
+    # the window opens on the verb's last letter: "e " (2) + filler + " " + "read_file" (9)
+    t = with_tools().say(f"I will use {'w' * length} read_file now").call("search", query="y")
+    assert (fm26(t).verdict == "present") is seen
+
+
+def test_a_backticked_tool_is_read_beyond_the_seven_words() -> None:
+    t = with_tools().say("I will use the tool that we talked about in the meeting, `read_file`.")
+    t.call("search", query="y")
+    assert notes(fm26(t)) == ["says it will use read_file, calls search"]
+
+
+def test_a_backticked_command_announced_and_another_run_is_a_mismatch() -> None:
+    t = T().user("q").say("I will run `cd src && make build && pytest -q` next.").sh("npm ci && npm test")
+    v = fm26(t)
+    assert spans(v) == [(1, 2)]
+    assert notes(v) == ["says it will run 'make build / pytest…', runs 'npm ci / npm test…'"]
+
+
+@pytest.mark.parametrize(("pad", "seen"), [(272, True), (273, False)])
+def test_a_command_is_read_in_the_300_characters_from_the_announcement(pad: int, seen: bool) -> None:
+    # "I will run " (11) + pad + " " + "`kubectl logs x`" (16): with pad 272 it ends at the 300th
+    t = T().user("q").say("Plan. I will run " + "w" * pad + " `kubectl logs x`").sh("kubectl get pods")
+    assert (fm26(t).verdict == "present") is seen
+
+
+@pytest.mark.parametrize("cmd", ["`pytest`", "`frobnicate --all`"])
+def test_a_single_word_or_an_unknown_program_is_no_announced_command(cmd: str) -> None:
+    t = T().user("q").say(f"I will run {cmd} now.").sh("make test")
+    t.say(f"I will run {cmd} again.").sh("make check")
+    assert (fm26(t).verdict, fm26(t).rationale) == ("unknown", TOO_FEW)
+
+
+def test_an_announced_command_then_a_call_that_runs_none_is_no_mismatch() -> None:
+    t = T().user("q").call("search", query="x").result("r")
+    t.say("I will run `pytest -q` now.").call("search", query="y").result("r")
+    t.say("I will run `git status` next.").sh("git status")
+    v = fm26(t)
+    assert (v.verdict, v.rationale) == ("absent", "2 announced actions match the calls that follow")
+
+
+def test_one_matched_announcement_is_too_few() -> None:
+    t = T().user("q").say("I will run `pytest -q` first.").sh("pytest -q", "1 passed")
+    assert (fm26(t).verdict, fm26(t).rationale) == ("unknown", TOO_FEW)
+
+
+def test_a_run_without_tool_calls_is_unknown() -> None:
+    t = T().user("q").say("I will use read_file now.").say("Done.")
+    t.call("read_file", copied=True, path="a").result("x", copied=True)
+    assert (fm26(t).verdict, fm26(t).rationale) == (
+        "unknown",
+        "no tool calls to compare with stated intentions",
+    )
+
+
+def test_copied_context_is_not_compared() -> None:
+    t = (
+        with_tools()
+        .say("I will use read_file to open it.")
+        .event(kind="message", actor="agent", role="assistant", content="x", is_copied_context=True)
+    )
+    t.event(
+        kind="tool_call",
+        actor="agent",
+        role="assistant",
+        is_copied_context=True,
+        tool_call=ToolCall(name="search", call_id="old", arguments={"query": "y"}),
+    )
+    t.call("read_file", path="b").result("y")
+    t.say("I will use search again.", kind="reasoning").call("search", query="z")
+    v = fm26(t)
+    assert (v.verdict, v.rationale) == ("absent", "2 announced actions match the calls that follow")
+
+
+@pytest.mark.parametrize("role", ["user", "tool", "system"])
+def test_an_announcement_not_in_an_agents_role_is_not_compared(role: str) -> None:
+    t = with_tools().event(kind="message", actor="agent", role=role, content="I will use read_file now.")
+    t.call("search", query="y")
+    assert fm26(t).verdict == "unknown"
+
+
+def test_a_tool_result_is_not_an_announcement() -> None:
+    t = with_tools().event(
+        kind="tool_result", actor="agent", role="assistant", content="I will use read_file."
+    )
+    t.call("search", query="y")
+    assert fm26(t).verdict == "unknown"
+
+
+@pytest.mark.parametrize("kind", ["message", "reasoning"])
+def test_an_own_step_before_the_next_call_leaves_the_announcement_unchecked(kind: str) -> None:
+    t = (
+        with_tools()
+        .say("I will use read_file now.")
+        .say("On second thought, searching is better.", kind=kind)
+    )
+    t.call("search", query="y")
+    assert fm26(t).verdict == "unknown"
+
+
+def test_another_agents_message_before_the_next_call_does_not_count() -> None:
+    t = (
+        with_tools()
+        .say("I will use read_file now.")
+        .say("Fine by me.", actor="Lead")
+        .call("search", query="y")
+    )
+    assert spans(fm26(t)) == [(5, 7)]
+
+
+def test_another_agents_call_after_an_announcement_is_not_compared() -> None:
+    t = with_tools().say("I will use read_file now.").call("search", actor="Lead", query="y")
+    t.call("search", query="z")
+    assert fm26(t).verdict == "unknown"
+
+
+def test_an_announcement_with_nothing_after_it_is_not_compared() -> None:
+    assert fm26(with_tools().say("I will use read_file now.")).verdict == "unknown"
+
+
+def test_every_mismatch_is_evidence() -> None:
+    t = with_tools().say("I'll check the notes first.").call("edit_file", **EDIT).result("ok")
+    t.say("I'll fix retry.py now.").sh("sed -i s/a/b/ client.py")
+    t.say("I will use read_file now.").call("search", query="y")
+    v = fm26(t)
+    assert spans(v) == [(5, 6), (8, 9), (11, 12)]
+    assert v.rationale == (
+        "says it will check first, changes state instead; "
+        "says it will change retry.py, changes client.py; "
+        "says it will use read_file, calls search"
+    )
