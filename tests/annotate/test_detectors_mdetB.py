@@ -553,3 +553,15 @@ def test_every_mismatch_is_evidence() -> None:
         "says it will change retry.py, changes client.py; "
         "says it will use read_file, calls search"
     )
+
+
+@pytest.mark.parametrize("end", [".", "...", " now."])
+def test_a_tool_named_at_the_end_of_a_sentence_is_announced(end: str) -> None:
+    t = with_tools().say(f"I will use read_file{end} It has the report.").call("search", query="y")
+    assert notes(fm26(t)) == ["says it will use read_file, calls search"]
+
+
+def test_a_dotted_tool_name_is_announced_whole() -> None:
+    t = T().user("q").call("docs.search", query="x").result("r").call("search", query="y").result("r")
+    t.say("I will use docs.search again.").call("search", query="z")
+    assert notes(fm26(t)) == ["says it will use docs.search, calls search"]
