@@ -565,3 +565,9 @@ def test_a_dotted_tool_name_is_announced_whole() -> None:
     t = T().user("q").call("docs.search", query="x").result("r").call("search", query="y").result("r")
     t.say("I will use docs.search again.").call("search", query="z")
     assert notes(fm26(t)) == ["says it will use docs.search, calls search"]
+
+
+def test_only_dots_are_dropped_from_the_end_of_a_tool_name() -> None:
+    t = T().user("q").call("TeX", source="a").result("r").call("search", query="y").result("r")
+    t.say("I will use TeX for the formula.").call("search", query="z")
+    assert notes(fm26(t)) == ["says it will use TeX, calls search"]
