@@ -571,3 +571,52 @@ def test_only_dots_are_dropped_from_the_end_of_a_tool_name() -> None:
     t = T().user("q").call("TeX", source="a").result("r").call("search", query="y").result("r")
     t.say("I will use TeX for the formula.").call("search", query="z")
     assert notes(fm26(t)) == ["says it will use TeX, calls search"]
+
+
+# The verdicts name their detector -------------------------------------------------------------
+
+
+def test_disobey_role_verdicts_name_their_source() -> None:
+    t = T().user("q").call("delete_user", id="7").result("ok")
+    assert fm12(t, AgentInfo(name="agent", tools=["delete_user"])).source == "rule:disobey_role"
+    assert fm12(t, AgentInfo(name="agent", tools=["search"])).source == "rule:disobey_role"
+    assert fm12(t, AgentInfo(name="agent")).source == "rule:disobey_role"
+
+
+def test_reasoning_action_mismatch_verdicts_name_their_source() -> None:
+    source = "rule:reasoning_action_mismatch"
+    assert fm26(T().user("q").say("Hi.")).source == source
+    assert fm26(with_tools().say("I will use read_file now.")).source == source
+    t = with_tools().say("I will use read_file now.").call("search", query="y")
+    assert fm26(t).source == source
+    t = with_tools().say("I will use read_file now.").call("read_file", path="a").result("x")
+    t.say("I will use search now.").call("search", query="y")
+    assert fm26(t).source == source
+
+
+# More FM-2.6 edges ----------------------------------------------------------------------------
+
+
+def test_the_verb_of_a_three_word_look_announcement_is_named() -> None:
+    t = T().user("fix it").say("I will check the config before anything else.")
+    t.call("edit_file", **EDIT).result("ok")
+    assert notes(fm26(t)) == ["says it will check first, changes state instead"]
+
+
+def test_a_change_made_before_the_announcement_is_not_compared() -> None:
+    # the earlier change's result is recorded after the announcement (parallel tool use)
+    t = T().user("fix it").call("bash", command="sed -i s/a/b/ client.py").say("I'll fix retry.py now.")
+    t.result("ok").sh("sed -i s/a/b/ retry.py")
+    assert fm26(t).verdict == "unknown"
+
+
+def test_an_unchecked_announcement_does_not_end_the_search() -> None:
+    t = with_tools().say("I will use read_file now.").say("Hmm.").call("search", query="y").result("r")
+    t.say("I will use read_file now.").call("search", query="z")
+    assert spans(fm26(t)) == [(9, 10)]
+
+
+def test_a_role_description_alone_is_quoted_as_written() -> None:
+    t = T().user("fix it").call("edit_file", path="a.py", old="x", new="y").result("ok")
+    v = fm12(t, AgentInfo(name="agent", role_description="Reviews the diff and never edits"))
+    assert notes(v) == ["agent changes state, although its role says 'never edits'"]
