@@ -28,7 +28,7 @@ def fm12(t: T, *agents: AgentInfo) -> ModeVerdict:
     return verdict("FM-1.2", t.build(agents=list(agents)))
 
 
-def spans(v: ModeVerdict) -> list[tuple[int, int]]:
+def spans(v: ModeVerdict) -> list[tuple[int | None, int | None]]:
     return [(e.seq_start, e.seq_end) for e in v.evidence]
 
 
@@ -273,7 +273,7 @@ def fm26(t: T) -> ModeVerdict:
     return verdict("FM-2.6", t.build())
 
 
-EDIT = {"path": "app.py", "old": "a", "new": "b"}
+EDIT: dict[str, Any] = {"path": "app.py", "old": "a", "new": "b"}
 TOO_FEW = "too few explicit announcements of the next action to compare"
 
 
@@ -616,7 +616,27 @@ def test_an_unchecked_announcement_does_not_end_the_search() -> None:
     assert spans(fm26(t)) == [(9, 10)]
 
 
-def test_a_role_description_alone_is_quoted_as_written() -> None:
+@pytest.mark.parametrize(
+    ("role", "said"),
+    [
+        ("Reviews the diff and never edits", "never edits"),
+        ("Reads the code and never touches any", "never touches"),
+    ],
+)
+def test_a_role_description_alone_is_quoted_as_written(role: str, said: str) -> None:
     t = T().user("fix it").call("edit_file", path="a.py", old="x", new="y").result("ok")
-    v = fm12(t, AgentInfo(name="agent", role_description="Reviews the diff and never edits"))
-    assert notes(v) == ["agent changes state, although its role says 'never edits'"]
+    v = fm12(t, AgentInfo(name="agent", role_description=role))
+    assert notes(v) == [f"agent changes state, although its role says '{said}'"]
+
+
+@pytest.mark.parametrize(
+    ("role", "said"),
+    [
+        ("Reviewer; never edits Be brief.", "never edits"),
+        ("You never modify\nanything at all.", "never modify"),
+    ],
+)
+def test_the_quoted_prohibition_has_no_trailing_whitespace(role: str, said: str) -> None:
+    t = T().user("fix it").sh("sed -i s/a/b/ a.py")
+    v = fm12(t, AgentInfo(name="agent", role_description=role))
+    assert notes(v) == [f"agent changes state, although its role says '{said}'"]
