@@ -127,9 +127,8 @@ def _breaches(agent: AgentInfo, events: list[Event]) -> tuple[bool, list[Evidenc
         checkable = True
         hit = next((e for e in mine if breach(e)), None)
         if hit is not None:
-            found.append(
-                evidence_at([hit], note=f"{agent.name} {what}, although its role says '{m.group(0)}'")
-            )
+            said = m.group(0).strip()  # the match can end in the whitespace before a next word
+            found.append(evidence_at([hit], note=f"{agent.name} {what}, although its role says '{said}'"))
     return checkable, found
 
 

@@ -120,6 +120,7 @@ def _announced(e: Event, tool_names: set[str]) -> tuple[str, frozenset[str]] | N
             return ("cmd", frozenset(c.head for c in said))
     words = re.findall(r"[\w.-]+", tail[len(m.group(0)) - 1 :][:120])
     for w in words[:8]:
+        w = w.rstrip(".")  # "I'll use search." ends a sentence; the dot is not part of the name
         if w in tool_names:
             return ("tool", frozenset({w}))
     return None
