@@ -1,0 +1,203 @@
+"""Behaviour of FM-2.1 (conversation_reset), FM-2.5 (ignored_input), FM-2.4
+(information_withholding), FM-2.2 (no_clarification) and FM-1.3 (step_repetition), helpers and
+main functions: exact verdicts, rationales, evidence spans and notes, written to kill the mutants
+mutation testing left alive in these modules."""
+
+from __future__ import annotations
+
+import pytest
+
+from mastkit.annotate.detectors._base import detector_for
+from mastkit.annotate.model import ModeVerdict
+from mastkit.taxonomy import load_taxonomy
+from mastkit.traces.model import ToolResult, Trace
+
+from ._tracebuild import T
+
+MAST = load_taxonomy("mast")
+
+_NAMES = {
+    "FM-2.1": "conversation_reset",
+    "FM-2.5": "ignored_input",
+    "FM-2.4": "information_withholding",
+    "FM-2.2": "no_clarification",
+    "FM-1.3": "step_repetition",
+}
+
+
+def verdict(code: str, trace: Trace) -> ModeVerdict:
+    """The detector's verdict, checked to name its mode and rule whatever the outcome."""
+    det = detector_for(MAST, code)
+    assert det is not None
+    v = det(trace)
+    assert (v.code, v.source) == (code, f"rule:{_NAMES[code]}")
+    return v
+
+
+def spans(v: ModeVerdict) -> list[tuple[int, int, str | None]]:
+    return [(e.seq_start, e.seq_end, e.note) for e in v.evidence]
+
+
+def quotes(v: ModeVerdict) -> list[str | None]:
+    return [e.quote for e in v.evidence]
+
+
+# FM-2.1 conversation_reset ----------------------------------------------------------------------
+
+PROMPT = "Write a parser for ISO dates that returns the weekday."  # 54 characters
+RESET_ABSENT = "the task is issued once and nobody starts over"
+
+
+def fm21(t: T, **kw: object) -> ModeVerdict:
+    return verdict("FM-2.1", t.build(**kw))
+
+
+def test_fm21_needs_four_structured_events() -> None:
+    t = T().user("hi").say("hello").say("bye")
+    v = fm21(t)
+    assert (v.verdict, v.rationale) == ("unknown", "too few structured events")
+    t.say("done")
+    assert (fm21(t).verdict, fm21(t).rationale) == ("unknown", "too short to judge")
+    assert fm21(t, segmentation="raw_unsegmented").rationale == "too few structured events"
+
+
+def test_fm21_absent_from_six_live_events_copied_ones_do_not_count() -> None:
+    t = T().user("Book a table.").say("Sure.").say("Checking.").say("Found one.").say("Booked.")
+    t.call("read", copied=True)
+    assert fm21(t).rationale == "too short to judge"
+    t2 = T().user("Book a table.").say("Sure.").say("Checking.").say("Found one.").say("Booked.")
+    t2.say("Bye.")
+    v = fm21(t2)
+    assert (v.verdict, v.rationale) == ("absent", RESET_ABSENT)
+
+
+def test_fm21_the_task_issued_again_after_work_is_a_reset() -> None:
+    t = T(task=PROMPT).user(PROMPT).say("Here is a draft.").sh("pytest", "2 passed").user(PROMPT)
+    v = fm21(t)
+    note = "the user prompt of event 0 is issued again"
+    assert (v.verdict, v.rationale) == ("present", note)
+    assert spans(v) == [(4, 4, note)]
+    assert quotes(v) == [PROMPT]
+    assert v.evidence[0].agent == "user"
+
+
+def test_fm21_the_repeat_is_matched_ignoring_case_and_spacing() -> None:
+    again = "  write a parser   for ISO DATES that\nreturns the weekday. "
+    t = T(task=None).user(PROMPT).say("Here is a draft.").say("Done.").user(again)
+    v = fm21(t)
+    assert v.verdict == "present" and spans(v)[0][:2] == (3, 3)
+
+
+def test_fm21_the_third_issue_still_points_at_the_first() -> None:
+    t = T(task=None).system(PROMPT).say("Draft one.").system(PROMPT).say("Draft two.").system(PROMPT)
+    v = fm21(t)
+    note = "the system prompt of event 0 is issued again"
+    assert spans(v) == [(2, 2, note), (4, 4, note)]
+    assert v.rationale == f"{note}; {note}"
+
+
+@pytest.mark.parametrize(("size", "fires"), [(50, True), (49, False)])
+def test_fm21_a_prompt_must_have_fifty_characters(size: int, fires: bool) -> None:
+    text = ("Parse the dates please " * 4)[:size]
+    assert len(text) == size
+    t = T(task=None).user(text).say("Draft.").say("More.").user(text).say("Again.").say("Bye.")
+    assert fm21(t).verdict == ("present" if fires else "absent")
+
+
+def test_fm21_a_repeat_before_any_work_is_no_reset() -> None:
+    t = T(task=None).user(PROMPT).user(PROMPT).say("On it.").say("Draft.").say("Done.").say("Bye.")
+    assert fm21(t).rationale == RESET_ABSENT
+
+
+@pytest.mark.parametrize("work", ["call", "result", "message"])
+def test_fm21_each_kind_of_work_counts(work: str) -> None:
+    t = T(task=None).user(PROMPT)
+    if work == "call":
+        t.call("read_file", path="a.py")
+    elif work == "result":
+        t.call("read_file", copied=True, path="a.py").result("text")
+    else:
+        t.say("A draft.")
+    t.user(PROMPT).user("More.").user("Even more.").user("Last.")
+    v = fm21(t)
+    assert v.verdict == "present"
+    assert v.evidence[0].seq_start == (3 if work == "result" else 2)
+
+
+def test_fm21_agent_reasoning_or_a_user_message_is_no_work() -> None:
+    t = T(task=None).user(PROMPT).say("Thinking about it.", kind="reasoning").user("Hello there.")
+    t.user(PROMPT).user("More.").user("Last.")
+    assert fm21(t).rationale == RESET_ABSENT
+
+
+def test_fm21_only_the_first_three_live_messages_and_the_task_are_the_opening() -> None:
+    t = T(task=None).say("Hi.").say("Ready.").say("Waiting.").user(PROMPT).say("Draft.").user(PROMPT)
+    assert fm21(t).rationale == RESET_ABSENT
+    t2 = T(task=None).say("Hi.").say("Ready.").user(PROMPT).say("Draft.").say("More.").user(PROMPT)
+    assert spans(fm21(t2)) == [(5, 5, "the user prompt of event 2 is issued again")]
+    t3 = T(task=PROMPT).say("Hi.").say("Ready.").say("Waiting.").user(PROMPT).say("Draft.").user(PROMPT)
+    assert spans(fm21(t3)) == [(5, 5, "the user prompt of event 3 is issued again")]
+    # copied context is not part of the run, so it does not take a place in the opening
+    t4 = T(task=None).say("Old.", kind="reasoning").user("Old.").user("Old.").user(PROMPT).say("Draft.")
+    t4.user(PROMPT)
+    for e in t4.events[:3]:
+        e.is_copied_context = True
+    assert spans(fm21(t4)) == [(5, 5, "the user prompt of event 3 is issued again")]
+
+
+def test_fm21_an_opening_event_that_is_no_user_or_system_message_is_no_prompt() -> None:
+    t = T(task=None).event(kind="system", actor="system", role="system", content=PROMPT)
+    t.say("Ready.").say("Waiting.").user(PROMPT).say("Draft.").user(PROMPT)
+    assert fm21(t).rationale == RESET_ABSENT
+    t2 = T(task=None).say(PROMPT).say("Ready.").say("Waiting.").user(PROMPT).say("Draft.").user(PROMPT)
+    assert fm21(t2).rationale == RESET_ABSENT
+
+
+def test_fm21_an_empty_opening_message_is_skipped() -> None:
+    t = T(task=None).event(kind="message", actor="user", role="user", content=None).user(PROMPT)
+    t.say("Draft.").user(PROMPT).say("More.").say("Done.")
+    assert spans(fm21(t)) == [(3, 3, "the user prompt of event 1 is issued again")]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("OK, let's start over from the beginning.", "let's start over"),
+        ("LETS START FROM SCRATCH.", "LETS START FROM SCRATCH"),
+        ("Resetting the conversation now.", "Resetting the conversation"),
+        ("Forget everything above, new plan.", "Forget everything above"),
+        ("I am starting a new session.", "starting a new session"),
+    ],
+)
+def test_fm21_an_agent_starting_over_is_a_reset(text: str, said: str) -> None:
+    t = T(task=None).user("Build it.").say("Draft.").say(text).say("Next.")
+    v = fm21(t)
+    assert (v.verdict, v.rationale) == ("present", "an agent starts over")
+    assert spans(v) == [(2, 2, "an agent starts over")]
+    assert quotes(v) == [said]
+
+
+def test_fm21_reasoning_and_system_messages_starting_over_count() -> None:
+    t = T(task=None).user("Build it.").say("Let's start over.", kind="reasoning").say("Draft.").say("Done.")
+    assert fm21(t).evidence[0].seq_start == 1
+    t2 = T(task=None).user("Build it.").say("Draft.").system("Starting over.").say("Done.")
+    assert fm21(t2).evidence[0].seq_start == 2
+
+
+def test_fm21_starting_over_said_by_the_user_or_a_tool_is_not_an_agent_restart() -> None:
+    t = T(task=None).user("Let's start over.").say("Draft.").sh("ls", "starting over").say("Done.")
+    t.event(kind="plan", actor="agent", role="assistant", content="Starting over.").say("Bye.")
+    assert fm21(t).rationale == RESET_ABSENT
+
+
+def test_fm21_a_word_near_the_phrase_is_no_restart() -> None:
+    t = T(task=None).user("Build it.").say("I restart the service.").say("Reset done.").say("Forgot it.")
+    t.say("Start again later.").say("Bye.")
+    assert fm21(t).rationale == RESET_ABSENT
+
+
+def test_fm21_both_signals_are_reported_in_order() -> None:
+    t = T(task=PROMPT).user(PROMPT).say("Let's start over.").user(PROMPT).say("Draft.")
+    v = fm21(t)
+    assert v.rationale == "an agent starts over; the user prompt of event 0 is issued again"
+    assert [s[:2] for s in spans(v)] == [(1, 1), (2, 2)]
