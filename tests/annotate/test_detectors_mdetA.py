@@ -201,3 +201,129 @@ def test_fm21_both_signals_are_reported_in_order() -> None:
     v = fm21(t)
     assert v.rationale == "an agent starts over; the user prompt of event 0 is issued again"
     assert [s[:2] for s in spans(v)] == [(1, 1), (2, 2)]
+
+
+# FM-2.5 ignored_input ---------------------------------------------------------------------------
+
+CORRECTION = "The fix misses the empty case. Please add a guard."
+IGNORED = "reviewer's correction to coder is neither applied nor answered"
+
+
+def fm25(t: T) -> ModeVerdict:
+    return verdict("FM-2.5", t.build())
+
+
+def change(t: T, actor: str = "coder") -> T:
+    return t.call("edit_file", actor=actor, path="a.py", old="a", new="b").result("ok")
+
+
+def test_fm25_a_correction_the_worker_passes_over_is_ignored() -> None:
+    t = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer").say("All done.", actor="coder")
+    v = fm25(t)
+    assert (v.verdict, v.rationale) == ("present", IGNORED)
+    assert spans(v) == [(3, 4, IGNORED)]
+    assert quotes(v) == ["misses"]
+    assert v.evidence[0].agent == "reviewer"
+
+
+def test_fm25_needs_two_agents() -> None:
+    t = change(T().user("Please fix a.py, it is wrong.")).say(CORRECTION, actor="coder")
+    t.say("Done.", actor="coder")
+    v = fm25(t)
+    assert (v.verdict, v.rationale) == ("unknown", "not a multi-agent run")
+
+
+def test_fm25_needs_a_change_by_an_agent() -> None:
+    t = T().user("Fix a.py.").call("read_file", actor="coder", path="a.py").result("text")
+    t.say(CORRECTION, actor="reviewer").say("All done.", actor="coder")
+    t.call("edit_file", actor="environment", path="a.py").result("ok")
+    v = fm25(t)
+    assert (v.verdict, v.rationale) == (
+        "unknown",
+        "no agent changes anything: whether advice was heeded needs the judge",
+    )
+
+
+def test_fm25_a_correction_before_any_change_or_to_oneself_is_none() -> None:
+    t = T().user("Fix a.py.").say(CORRECTION, actor="reviewer").say("Sure.", actor="coder")
+    change(t).say("Please add tests too, it is wrong.", actor="coder").say("Done.", actor="coder")
+    t.say("Looks fine.", actor="reviewer")
+    v = fm25(t)
+    assert (v.verdict, v.rationale) == ("unknown", "no correction from one agent to another")
+
+
+def test_fm25_a_correction_must_be_a_message_of_an_agent() -> None:
+    t = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer", kind="reasoning")
+    t.user(CORRECTION).say("All done.", actor="coder")
+    assert fm25(t).rationale == "no correction from one agent to another"
+
+
+def test_fm25_a_correction_the_worker_never_answers_is_counted_not_flagged() -> None:
+    t = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer")
+    v = fm25(t)
+    assert (v.verdict, v.rationale) == ("absent", "1 correction(s) between agents were applied or answered")
+
+
+def test_fm25_a_change_after_the_correction_applies_it() -> None:
+    t = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer").say("Working.", actor="coder")
+    change(t)
+    assert fm25(t).verdict == "absent"
+
+
+def test_fm25_a_read_after_the_correction_does_not_apply_it() -> None:
+    t = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer")
+    t.call("read_file", actor="coder", path="a.py").result("text").say("Done.", actor="coder")
+    v = fm25(t)
+    assert spans(v) == [(3, 4, IGNORED)]
+
+
+@pytest.mark.parametrize("reply", ["Good catch, adding it.", "I disagree because it cannot be empty."])
+def test_fm25_an_answer_in_a_message_answers_it(reply: str) -> None:
+    t = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer").say(reply, actor="coder")
+    assert fm25(t).verdict == "absent"
+
+
+def test_fm25_an_answer_only_in_reasoning_does_not_answer_it() -> None:
+    t = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer")
+    t.say("Good catch, but no time.", actor="coder", kind="reasoning").say("Submitting.", actor="coder")
+    v = fm25(t)
+    assert spans(v) == [(3, 4, IGNORED)]
+
+
+def test_fm25_the_worker_is_the_agent_of_the_last_change() -> None:
+    t = change(T().user("Fix a.py.")).call("edit_file", actor="tester", path="t.py").result("ok")
+    t.say(CORRECTION, actor="reviewer").say("Fixed it.", actor="coder").say("Done.", actor="tester")
+    v = fm25(t)
+    note = "reviewer's correction to tester is neither applied nor answered"
+    assert (v.rationale, spans(v)) == (note, [(5, 7, note)])
+
+
+def test_fm25_each_correction_is_judged_on_its_own() -> None:
+    t = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer")  # coder never acts again
+    change(t, "tester").say("Please update the docs.", actor="reviewer").say("Done.", actor="tester")
+    v = fm25(t)
+    note = "reviewer's correction to tester is neither applied nor answered"
+    assert spans(v) == [(6, 7, note)] and quotes(v) == ["Please update"]
+
+
+@pytest.mark.parametrize("answer", ["applied", "answered"])
+def test_fm25_a_correction_met_does_not_stop_the_next_one(answer: str) -> None:
+    t = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer")
+    if answer == "applied":
+        change(t)
+    else:
+        t.say("Good catch.", actor="coder")
+    t.say("It still fails on None.", actor="reviewer").say("Done.", actor="coder")
+    v = fm25(t)
+    assert v.verdict == "present" and len(v.evidence) == 1
+    assert v.evidence[0].quote == "still fails"
+
+
+def test_fm25_two_ignored_corrections_and_two_answered_ones_are_counted() -> None:
+    t = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer").say("Done.", actor="coder")
+    t.say("It still fails on None.", actor="reviewer").say("Submitted.", actor="coder")
+    v = fm25(t)
+    assert v.rationale == f"{IGNORED}; {IGNORED}" and [s[:2] for s in spans(v)] == [(3, 4), (5, 6)]
+    t2 = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer").say("Added.", actor="coder")
+    t2.say("It still fails on None.", actor="reviewer").say("Fixed.", actor="coder")
+    assert fm25(t2).rationale == "2 correction(s) between agents were applied or answered"
