@@ -327,3 +327,171 @@ def test_fm25_two_ignored_corrections_and_two_answered_ones_are_counted() -> Non
     t2 = change(T().user("Fix a.py.")).say(CORRECTION, actor="reviewer").say("Added.", actor="coder")
     t2.say("It still fails on None.", actor="reviewer").say("Fixed.", actor="coder")
     assert fm25(t2).rationale == "2 correction(s) between agents were applied or answered"
+
+
+# FM-2.4 information_withholding -----------------------------------------------------------------
+
+KEUR = "rows: 12\n# note: amounts are in kEUR"
+WITHHELD = "analyst saw 'keur' and told the team nothing of it before planner acted"
+DB_NOTE = "exitcode: 0\nwarning: TEST_DB=replica-2 is read-only"
+DB_WITHHELD = "analyst saw 'read-only, test_db=replica-2' and told the team nothing of it before planner acted"
+PASSED_ON = "1 noted fact(s) observed were passed on"
+
+
+def fm24(t: T) -> ModeVerdict:
+    return verdict("FM-2.4", t.build())
+
+
+def queried(output: str = KEUR) -> T:
+    return T(task=None).call("query_db", actor="analyst", sql="select").result(output)
+
+
+def result_for(t: T, call_id: str | None, output: str | None, actor: str = "environment") -> T:
+    return t.event(
+        kind="tool_result", actor=actor, role="tool", tool_result=ToolResult(call_id=call_id, output=output)
+    )
+
+
+def test_fm24_a_note_kept_by_the_agent_that_saw_it_is_withheld() -> None:
+    t = queried().say("The total is 12.", actor="analyst").say("Report 12 million.", actor="planner")
+    v = fm24(t)
+    assert (v.verdict, v.rationale) == ("present", WITHHELD)
+    assert spans(v) == [(1, 2, WITHHELD)]
+    assert quotes(v) == ["rows: 12 # note: amounts are in kEUR"]
+
+
+def test_fm24_needs_two_agents_that_are_not_executors() -> None:
+    t = queried().say("The total is 12.", actor="analyst").say("Ran it.", actor="Computer_terminal")
+    t.user("Report it.")
+    v = fm24(t)
+    assert (v.verdict, v.rationale) == ("unknown", "not a multi-agent run")
+
+
+def test_fm24_without_a_note_withholding_needs_the_judge() -> None:
+    t = queried("rows: 12\nTEST_DB=replica-2\n# note: see the docs").say("Total 12.", actor="analyst")
+    t.say("Report it.", actor="planner")
+    v = fm24(t)
+    assert (v.verdict, v.rationale) == (
+        "unknown",
+        "no explicit note in what the agents observed; withholding needs the judge",
+    )
+
+
+def test_fm24_a_note_passed_on_before_the_next_agent_acts_is_shared() -> None:
+    t = queried().say("The total is 12 KEUR.", actor="analyst").say("Report it.", actor="planner")
+    v = fm24(t)
+    assert (v.verdict, v.rationale) == ("absent", PASSED_ON)
+
+
+def test_fm24_passing_it_on_after_the_next_agent_acted_is_too_late() -> None:
+    t = queried().say("The total is 12.", actor="analyst").say("Report 12 million.", actor="planner")
+    t.say("Oh, that was kEUR.", actor="analyst")
+    assert spans(fm24(t)) == [(1, 2, WITHHELD)]
+
+
+def test_fm24_the_next_agent_seeing_it_itself_is_no_withholding() -> None:
+    t = queried().say("The total is 12.", actor="analyst").say("12 kEUR then.", actor="planner")
+    assert fm24(t).rationale == PASSED_ON
+    t2 = queried().say("The total is 12.", actor="analyst").say("Report 12 million.", actor="planner")
+    t2.say("12 kEUR then.", actor="planner")
+    assert spans(fm24(t2)) == [(1, 2, WITHHELD)]
+
+
+@pytest.mark.parametrize("order", ["other first", "no word", "reasoning only", "nobody else"])
+def test_fm24_no_finding_without_a_word_of_the_agent_before_another_acts(order: str) -> None:
+    t = queried()
+    if order == "other first":
+        t.say("Report it.", actor="planner").say("The total is 12.", actor="analyst")
+    elif order == "no word":
+        t.call("query_db", actor="analyst", sql="again").say("Report it.", actor="planner")
+    elif order == "reasoning only":
+        t.say("Keep it.", actor="analyst", kind="reasoning").say("Report it.", actor="planner")
+    else:
+        t = T(task=None).say("Start.", actor="planner").call("query_db", actor="analyst").result(KEUR)
+        t.say("The total is 12.", actor="analyst").say("Done.", actor="analyst").user("ok")
+    v = fm24(t)
+    assert (v.verdict, v.rationale) == ("absent", PASSED_ON)
+
+
+def test_fm24_an_executors_reply_is_observed_by_the_last_agent_who_spoke() -> None:
+    t = T(task=None).say("Run it.", actor="planner").say("Running the code.", actor="analyst")
+    t.say("started", actor="Computer_terminal").user("Go on.").say("Hm.", actor="planner", kind="reasoning")
+    t.say(DB_NOTE, actor="Computer_terminal").say("Finished.", actor="analyst").say("Great.", actor="planner")
+    v = fm24(t)
+    assert (v.verdict, v.rationale) == ("present", DB_WITHHELD)
+    assert spans(v) == [(5, 6, DB_WITHHELD)]
+
+
+def test_fm24_an_executors_reply_before_anyone_spoke_is_no_observation() -> None:
+    t = T(task=None).say(DB_NOTE, actor="Computer_terminal").say("Finished.", actor="analyst")
+    t.say("Great.", actor="planner").say("Bye.", actor="analyst")
+    assert fm24(t).verdict == "unknown"
+
+
+def test_fm24_the_keys_are_compared_ignoring_case() -> None:
+    t = T(task=None).say("Run it.", actor="analyst").say(DB_NOTE, actor="Computer_terminal")
+    t.say("Use test_db=REPLICA-2.", actor="analyst").say("Great.", actor="planner")
+    assert fm24(t).rationale == PASSED_ON
+
+
+def test_fm24_a_result_belongs_to_the_agent_whose_call_it_answers() -> None:
+    t = T(task=None).call("query_db", actor="analyst", sql="a").call("query_db", actor="planner", sql="b")
+    result_for(t, "c0", KEUR).say("Total 12.", actor="analyst").say("Report it.", actor="planner")
+    v = fm24(t)
+    assert spans(v) == [(2, 3, WITHHELD)]
+
+
+def test_fm24_a_reused_call_id_belongs_to_its_latest_call() -> None:
+    t = T(task=None).call("query_db", actor="planner", sql="a")
+    t.call("query_db", actor="analyst", sql="b").call("list_files", actor="planner")
+    t.events[1].tool_call.call_id = "c0"  # type: ignore[union-attr]
+    result_for(t, "c0", KEUR).say("Total 12.", actor="analyst").say("Report it.", actor="planner")
+    assert spans(fm24(t)) == [(3, 4, WITHHELD)]
+
+
+@pytest.mark.parametrize("call_id", ["zz", None])
+def test_fm24_a_result_of_an_unknown_call_belongs_to_the_last_caller(call_id: str | None) -> None:
+    t = T(task=None).call("query_db", actor="analyst", sql="a").say("Waiting.", actor="planner")
+    t.event(kind="tool_call", actor=None, role="assistant", tool_call=None)
+    result_for(t, call_id, KEUR).say("Total 12.", actor="analyst").say("Report it.", actor="planner")
+    assert spans(fm24(t)) == [(3, 4, WITHHELD)]
+
+
+def test_fm24_a_call_without_an_id_is_not_remembered_by_id() -> None:
+    t = T(task=None).call("query_db", actor="planner", sql="a").call("query_db", actor="analyst", sql="b")
+    t.events[0].tool_call.call_id = None  # type: ignore[union-attr]
+    t.events[1].tool_call.call_id = None  # type: ignore[union-attr]
+    result_for(t, None, KEUR).say("Total 12.", actor="analyst").say("Report it.", actor="planner")
+    assert spans(fm24(t)) == [(2, 3, WITHHELD)]
+
+
+def test_fm24_a_result_nobody_called_for_is_no_observation() -> None:
+    t = result_for(T(task=None), "c9", KEUR).say("Total 12.", actor="analyst").say("Ok.", actor="planner")
+    t.say("Bye.", actor="analyst")
+    assert fm24(t).verdict == "unknown"
+
+
+def test_fm24_an_empty_result_carries_no_note() -> None:
+    t = T(task=None).call("query_db", actor="analyst", sql="a")
+    result_for(t, "c0", None).say("Total 12.", actor="analyst").say("Ok.", actor="planner")
+    assert fm24(t).verdict == "unknown"
+
+
+def test_fm24_a_result_recorded_under_another_agents_name_is_not_that_agent_acting() -> None:
+    t = T(task=None).call("query_db", actor="analyst", sql="a")
+    result_for(t, "c0", KEUR, actor="planner").say("Total 12.", actor="analyst").say("Ok.", actor="planner")
+    assert spans(fm24(t)) == [(1, 2, WITHHELD)]
+
+
+def test_fm24_each_note_is_judged_and_all_findings_are_reported() -> None:
+    t = queried().say("The total is 12.", actor="analyst").say("Report it.", actor="planner")
+    t.call("query_db", actor="analyst", sql="b").result("warning: units are in thousands")
+    t.say("Also 5.", actor="analyst").say("Ok.", actor="planner")
+    v = fm24(t)
+    second = "analyst saw 'thousands' and told the team nothing of it before planner acted"
+    assert v.rationale == f"{WITHHELD}; {second}"
+    assert spans(v) == [(1, 2, WITHHELD), (5, 6, second)]
+    t2 = queried().say("The total is 12 kEUR.", actor="analyst").say("Report it.", actor="planner")
+    t2.call("query_db", actor="analyst", sql="b").result("warning: units are in thousands")
+    t2.say("Also 5 thousands.", actor="analyst").say("Ok.", actor="planner")
+    assert fm24(t2).rationale == "2 noted fact(s) observed were passed on"
