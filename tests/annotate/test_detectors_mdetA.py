@@ -495,3 +495,131 @@ def test_fm24_each_note_is_judged_and_all_findings_are_reported() -> None:
     t2.call("query_db", actor="analyst", sql="b").result("warning: units are in thousands")
     t2.say("Also 5 thousands.", actor="analyst").say("Ok.", actor="planner")
     assert fm24(t2).rationale == "2 noted fact(s) observed were passed on"
+
+
+# FM-2.2 no_clarification ------------------------------------------------------------------------
+
+ENV_NOTE = "the environment reports '3 matches found', then the agent acts without asking (event 3)"
+ASKED = "each ambiguity seen was met with a question before acting"
+NO_SIGN = "no sign of an ambiguous request; whether the instructions were clear needs the judge"
+ASSUME = "The task does not specify which region, so I will deploy to us-east."
+TOWER = "Assuming 'the tower' means the Eiffel Tower."
+
+
+def fm22(t: T) -> ModeVerdict:
+    return verdict("FM-2.2", t.build())
+
+
+def several() -> T:
+    t = T(task=None).user("Update John's address.").call("find_user", who="John")
+    return t.result("3 matches found: u1, u2, u3")
+
+
+def update(t: T) -> T:
+    return t.call("update_address", user_id="u1").result("ok")
+
+
+def test_fm22_acting_on_one_of_several_matches_without_asking() -> None:
+    v = fm22(update(several()))
+    assert (v.verdict, v.rationale) == ("present", ENV_NOTE)
+    assert spans(v) == [(2, 3, ENV_NOTE)]
+    assert quotes(v) == ["3 matches found"]
+    assert v.evidence[0].agent == "environment"
+
+
+@pytest.mark.parametrize("ask", ["message", "tool"])
+def test_fm22_asking_first_is_the_right_reaction(ask: str) -> None:
+    t = several()
+    if ask == "message":
+        t.say("There are three Johns. Which one is yours?")
+    else:
+        t.call("ask_user", question="Which John?").result("the second")
+    v = fm22(update(t))
+    assert (v.verdict, v.rationale) == ("absent", ASKED)
+
+
+def test_fm22_reads_and_talk_before_the_change_are_no_reaction() -> None:
+    t = several().call("get_user", user_id="u1").result("John Smith").say("Found him.")
+    t.say("Which one do you mean?", kind="reasoning")
+    t.event(kind="message", actor="environment", role="environment", content="Can you retry?")
+    v = fm22(update(t))
+    note = ENV_NOTE.replace("event 3", "event 8")
+    assert spans(v) == [(2, 8, note)]
+
+
+def test_fm22_a_change_by_the_environment_is_not_the_agent_acting() -> None:
+    t = several().call("update_address", actor="environment", user_id="u1").result("ok")
+    v = fm22(t)
+    assert (v.verdict, v.rationale) == ("unknown", NO_SIGN)
+
+
+def test_fm22_the_user_speaking_first_takes_the_choice_away() -> None:
+    t = update(several().user("It is the one in Paris."))
+    assert fm22(t).rationale == NO_SIGN
+
+
+@pytest.mark.parametrize(("pause", "fires"), [(11, True), (12, False)])
+def test_fm22_the_reaction_is_looked_for_in_the_next_twelve_events(pause: int, fires: bool) -> None:
+    t = several()
+    for _ in range(pause):
+        t.say("Thinking.", kind="reasoning")
+    v = fm22(update(t))
+    assert v.verdict == ("present" if fires else "unknown")
+
+
+@pytest.mark.parametrize(("pad", "fires"), [(3990, True), (3991, False)])
+def test_fm22_only_the_first_4000_characters_of_a_result_are_read(pad: int, fires: bool) -> None:
+    t = T(task=None).user("Update John.").call("find_user", who="John").result("x" * pad + " ambiguous")
+    assert fm22(update(t)).verdict == ("present" if fires else "unknown")
+
+
+def test_fm22_an_ambiguous_copied_result_is_not_part_of_the_run() -> None:
+    t = T(task=None).user("Update John.").call("find_user", who="John", copied=True)
+    t.result("3 matches found", copied=True)
+    assert fm22(update(t)).rationale == NO_SIGN
+
+
+@pytest.mark.parametrize("kind", ["message", "reasoning"])
+def test_fm22_an_agent_saying_it_assumes_then_acting(kind: str) -> None:
+    t = T(task=None).user("Deploy the service.").say(ASSUME, kind=kind).call("deploy", region="us-east")
+    v = fm22(t)
+    note = "the agent says 'does not specify which', then the agent acts without asking (event 2)"
+    assert (v.rationale, spans(v), quotes(v)) == (note, [(1, 2, note)], ["does not specify which"])
+    assert v.evidence[0].agent == "agent"
+
+
+def test_fm22_an_assumption_said_with_a_question_or_by_the_user_is_no_trigger() -> None:
+    t = T(task=None).user(ASSUME).say(ASSUME + " Could you confirm?").call("deploy", region="us-east")
+    assert fm22(t).rationale == NO_SIGN
+
+
+def test_fm22_in_a_chat_only_run_the_next_agent_message_acts() -> None:
+    t = T(task=None).user("How tall is the tower?").say(TOWER).say("Hm.", kind="reasoning")
+    t.event(kind="message", actor="environment", role="environment", content="Still there?")
+    t.say("It is 330 m tall.").call("search", copied=True, q="tower")
+    v = fm22(t)
+    note = "the agent says 'Assuming 'the tower' means', then the agent acts without asking (event 4)"
+    assert (v.verdict, v.rationale, spans(v)) == ("present", note, [(1, 4, note)])
+
+
+def test_fm22_in_a_run_with_tools_a_message_is_no_action() -> None:
+    t = T(task=None).user("How tall is the tower?").say(TOWER).say("It is 330 m tall.")
+    t.call("search", q="tower")
+    assert fm22(t).rationale == NO_SIGN
+
+
+def test_fm22_in_a_chat_only_run_the_user_answering_first_is_no_action() -> None:
+    t = T(task=None).user("How tall is the tower?").say(TOWER).user("Yes, that one.").say("It is 330 m.")
+    assert fm22(t).rationale == NO_SIGN
+
+
+def test_fm22_every_finding_is_reported_and_a_question_elsewhere_does_not_clear_them() -> None:
+    t = update(several().say("Which John do you mean?"))
+    t.call("find_order", item="lamp").result("Did you mean lamp-1 or lamp-2?").call("cancel_order", id="1")
+    v = fm22(t)
+    note = "the environment reports 'Did you mean', then the agent acts without asking (event 8)"
+    assert (v.rationale, spans(v)) == (note, [(7, 8, note)])
+    t2 = update(several()).call("find_order", item="lamp").result("ambiguous").call("cancel_order", id="1")
+    v2 = fm22(t2)
+    second = "the environment reports 'ambiguous', then the agent acts without asking (event 7)"
+    assert v2.rationale == f"{ENV_NOTE}; {second}"
