@@ -5,6 +5,8 @@ mutation testing left alive in these modules."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from mastkit.annotate.detectors._base import detector_for
@@ -34,7 +36,7 @@ def verdict(code: str, trace: Trace) -> ModeVerdict:
     return v
 
 
-def spans(v: ModeVerdict) -> list[tuple[int, int, str | None]]:
+def spans(v: ModeVerdict) -> list[tuple[int | None, int | None, str | None]]:
     return [(e.seq_start, e.seq_end, e.note) for e in v.evidence]
 
 
@@ -48,7 +50,7 @@ PROMPT = "Write a parser for ISO dates that returns the weekday."  # 54 characte
 RESET_ABSENT = "the task is issued once and nobody starts over"
 
 
-def fm21(t: T, **kw: object) -> ModeVerdict:
+def fm21(t: T, **kw: Any) -> ModeVerdict:
     return verdict("FM-2.1", t.build(**kw))
 
 
@@ -334,7 +336,9 @@ def test_fm25_two_ignored_corrections_and_two_answered_ones_are_counted() -> Non
 KEUR = "rows: 12\n# note: amounts are in kEUR"
 WITHHELD = "analyst saw 'keur' and told the team nothing of it before planner acted"
 DB_NOTE = "exitcode: 0\nwarning: TEST_DB=replica-2 is read-only"
-DB_WITHHELD = "analyst saw 'read-only, test_db=replica-2' and told the team nothing of it before planner acted"
+DB_WITHHELD = (
+    "analyst saw 'read-only, test_db=replica-2' and told the team nothing of it before planner acted"
+)
 PASSED_ON = "1 noted fact(s) observed were passed on"
 
 
@@ -623,3 +627,172 @@ def test_fm22_every_finding_is_reported_and_a_question_elsewhere_does_not_clear_
     v2 = fm22(t2)
     second = "the environment reports 'ambiguous', then the agent acts without asking (event 7)"
     assert v2.rationale == f"{ENV_NOTE}; {second}"
+
+
+# FM-1.3 step_repetition -------------------------------------------------------------------------
+
+NO_REPEAT = "no tool call or message is repeated without progress"
+TOO_FEW = "too few tool calls or messages to judge repetition"
+LONG = "I will now run the full test suite again to check."  # 50 characters
+STEP = "Run the parser on input"  # 23 characters
+ERROR = "ValueError: bad date 2024"  # 25 characters
+
+
+def fm13(t: T, **kw: Any) -> ModeVerdict:
+    return verdict("FM-1.3", t.build(**kw))
+
+
+def one(v: ModeVerdict) -> str:
+    return f"{len(v.evidence)} repeated step(s) without a change of state"
+
+
+def test_fm13_needs_four_structured_events() -> None:
+    t = T().user("Fix it.").sh("ls", "a.py")
+    v = fm13(t)
+    assert (v.verdict, v.rationale) == ("unknown", "too few structured events to judge repetition")
+    t.say("Done.")
+    assert fm13(t).rationale == TOO_FEW
+    assert fm13(t, segmentation="raw_unsegmented").verdict == "unknown"
+    assert (
+        fm13(t, segmentation="raw_unsegmented").rationale == "too few structured events to judge repetition"
+    )
+
+
+def test_fm13_three_identical_calls_with_the_same_output_repeat_a_step() -> None:
+    t = T().user("Fix it.").sh("pytest", "1 failed").sh("pytest", "1  failed\n").sh("pytest", "1 failed")
+    v = fm13(t)
+    note = "3 identical calls with identical output"
+    assert (v.verdict, v.rationale) == ("present", "1 repeated step(s) without a change of state")
+    assert spans(v) == [(1, 5, note)]
+    assert quotes(v) == ["bash({'command': 'pytest'})"]
+    t.sh("pytest", "1 failed")
+    assert spans(fm13(t)) == [(1, 7, "4 identical calls with identical output")]
+
+
+def test_fm13_two_identical_calls_are_not_enough() -> None:
+    t = T().user("Fix it.").sh("pytest", "1 failed").sh("pytest", "1 failed").sh("ls", "a.py")
+    v = fm13(t)
+    assert (v.verdict, v.rationale) == ("absent", NO_REPEAT)
+
+
+def test_fm13_repeats_must_return_what_the_first_call_returned() -> None:
+    t = T().user("Fix it.").sh("pytest", "2 failed").sh("pytest", "1 failed").sh("pytest", "1 failed")
+    assert fm13(t).rationale == NO_REPEAT
+    t2 = T().user("Fix it.").sh("pytest", "1 failed").sh("pytest", "1 failed").sh("pytest", "0 failed")
+    t2.sh("pytest", "1 failed")
+    v = fm13(t2)
+    assert spans(v) == [(1, 7, "3 identical calls with identical output")]
+
+
+def test_fm13_calls_without_results_repeat_alike() -> None:
+    t = T().user("Fix it.").call("restart", svc="api").call("restart", svc="api").call("restart", svc="api")
+    assert spans(fm13(t)) == [(1, 3, "3 identical calls with identical output")]
+    t2 = T().user("Fix it.").call("restart", svc="api").result("ok").call("restart", svc="api")
+    t2.call("restart", svc="api")
+    assert fm13(t2).rationale == NO_REPEAT
+
+
+def test_fm13_a_copied_call_is_not_a_repeat() -> None:
+    t = T().user("Fix it.").sh("pytest", "1 failed").sh("pytest", "1 failed")
+    t.call("bash", copied=True, command="pytest").result("1 failed", copied=True)
+    assert fm13(t).rationale == TOO_FEW
+
+
+@pytest.mark.parametrize(("calls", "rationale"), [(3, NO_REPEAT), (2, TOO_FEW)])
+def test_fm13_three_calls_are_enough_to_judge(calls: int, rationale: str) -> None:
+    t = T().user("Fix it.")
+    for i in range(calls):
+        t.sh(f"cmd{i}", "ok")
+    assert fm13(t).rationale == rationale
+
+
+@pytest.mark.parametrize(("msgs", "rationale"), [(6, NO_REPEAT), (5, TOO_FEW)])
+def test_fm13_six_agent_messages_are_enough_to_judge(msgs: int, rationale: str) -> None:
+    t = T().user("Fix it.").user("Now.").user("Please.").user("Go.").user("Hurry.").user("Again.")
+    t.event(kind="message", actor="agent", role="assistant", content=None)
+    for i in range(msgs):
+        t.say(f"Step {i}.")
+    t.say("A copied step.").events[-1].is_copied_context = True
+    assert fm13(t).rationale == rationale
+
+
+def test_fm13_the_same_long_message_three_times_is_a_repeat() -> None:
+    again = "  I will now run the FULL test suite again\nto check. "
+    t = T().user("Fix it.").say(LONG).say("ok.").say(again).say("ok!").say(LONG)
+    v = fm13(t)
+    assert (v.verdict, v.rationale) == ("present", "1 repeated step(s) without a change of state")
+    assert spans(v) == [(1, 5, "same message sent 3 times")]
+    assert quotes(v) == [LONG]
+
+
+@pytest.mark.parametrize(("size", "fires"), [(40, True), (39, False)])
+def test_fm13_a_repeated_message_must_have_forty_characters(size: int, fires: bool) -> None:
+    text = LONG[:size]
+    t = T().user("Fix it.").say(text).say("ok.").say(text).say("no.").say(text).say("Bye.")
+    assert fm13(t).verdict == ("present" if fires else "absent")
+
+
+def test_fm13_messages_repeated_by_users_other_agents_or_a_log_are_no_repeat() -> None:
+    log = "2024-05-01 12:00:00 polling the build server for status"
+    t = T().user(LONG).say(LONG).user(LONG).say("ok.").say(LONG, actor="other").say("no.")
+    t.say(log).say("a.").say(log).say("b.").say(log)
+    assert fm13(t).rationale == NO_REPEAT
+
+
+def test_fm13_a_copied_message_is_no_repeat() -> None:
+    t = T().user("Fix it.").say(LONG).say("ok.").say(LONG).say("no.").say(LONG).say("Bye.").say("Done.")
+    t.events[5].is_copied_context = True
+    assert fm13(t).rationale == NO_REPEAT
+
+
+def test_fm13_a_message_and_its_reply_repeated_word_for_word() -> None:
+    t = T().user("Fix it.").say(STEP).user(ERROR).say("Trying again now.").say(STEP).user(ERROR.upper())
+    v = fm13(t)
+    assert (v.verdict, v.rationale) == ("present", "1 repeated step(s) without a change of state")
+    assert spans(v) == [(4, 5, "events 1-2 repeated word for word")]
+    assert quotes(v) == [STEP]
+    t.say("Hm.").say(STEP).user(ERROR)
+    assert spans(fm13(t)) == [
+        (4, 5, "events 1-2 repeated word for word"),
+        (7, 8, "events 1-2 repeated word for word"),
+    ]
+
+
+def test_fm13_an_exchange_opened_by_the_user_or_system_is_not_an_agent_step() -> None:
+    for opener in ("user", "system"):
+        t = T().user("Fix it.")
+        getattr(t, opener)(ERROR)
+        t.say(STEP).say("Hm.")
+        getattr(t, opener)(ERROR)
+        t.say(STEP)
+        assert fm13(t).rationale == TOO_FEW
+
+
+@pytest.mark.parametrize(("side", "size"), [("step", 19), ("reply", 19), ("step", 20), ("reply", 20)])
+def test_fm13_each_side_of_a_repeated_exchange_needs_twenty_characters(side: str, size: int) -> None:
+    step = STEP[:size] if side == "step" else STEP
+    reply = ERROR[:size] if side == "reply" else ERROR
+    t = T().user("Fix it.").say(step).user(reply).say("Hm.").say(step).user(reply)
+    assert fm13(t).verdict == ("present" if size == 20 else "unknown")
+
+
+def test_fm13_a_log_line_exchange_is_no_repeat() -> None:
+    log = "2024-05-01 12:00:00 polling"
+    t = T().user("Fix it.").say(log).user(ERROR).say("Hm.").say(log).user(ERROR)
+    assert fm13(t).rationale == TOO_FEW
+    t2 = T().user("Fix it.").say(STEP).user(log).say("Hm.").say(STEP).user(log)
+    assert fm13(t2).rationale == TOO_FEW
+
+
+def test_fm13_a_copied_exchange_is_no_repeat() -> None:
+    t = T().user("Fix it.").say(STEP).user(ERROR).say("Hm.").say(STEP).user(ERROR)
+    t.events[1].is_copied_context = True
+    assert fm13(t).rationale == TOO_FEW
+
+
+def test_fm13_findings_are_listed_in_trace_order() -> None:
+    t = T().user("Fix it.").say(LONG).say("ok.").say(LONG).say("no.").say(LONG)
+    t.sh("pytest", "1 failed").sh("pytest", "1 failed").sh("pytest", "1 failed")
+    v = fm13(t)
+    assert [s[:2] for s in spans(v)] == [(1, 5), (6, 10)]
+    assert v.rationale == "2 repeated step(s) without a change of state"
