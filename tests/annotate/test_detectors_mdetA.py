@@ -12,7 +12,7 @@ import pytest
 from mastkit.annotate.detectors._base import detector_for
 from mastkit.annotate.model import ModeVerdict
 from mastkit.taxonomy import load_taxonomy
-from mastkit.traces.model import ToolResult, Trace
+from mastkit.traces.model import ToolCall, ToolResult, Trace
 
 from ._tracebuild import T
 
@@ -177,6 +177,12 @@ def test_fm21_an_agent_starting_over_is_a_reset(text: str, said: str) -> None:
     assert (v.verdict, v.rationale) == ("present", "an agent starts over")
     assert spans(v) == [(2, 2, "an agent starts over")]
     assert quotes(v) == [said]
+
+
+def test_fm21_an_agent_message_without_text_is_skipped() -> None:
+    t = T(task=None).user("Build it.").event(kind="message", actor="agent", role="assistant", content=None)
+    t.say("Draft.").say("Done.").say("More.").say("Bye.")
+    assert fm21(t).rationale == RESET_ABSENT
 
 
 def test_fm21_reasoning_and_system_messages_starting_over_count() -> None:
@@ -456,9 +462,10 @@ def test_fm24_a_reused_call_id_belongs_to_its_latest_call() -> None:
 @pytest.mark.parametrize("call_id", ["zz", None])
 def test_fm24_a_result_of_an_unknown_call_belongs_to_the_last_caller(call_id: str | None) -> None:
     t = T(task=None).call("query_db", actor="analyst", sql="a").say("Waiting.", actor="planner")
-    t.event(kind="tool_call", actor=None, role="assistant", tool_call=None)
+    t.event(kind="tool_call", actor=None, role="assistant", tool_call=ToolCall(name="noop", call_id="n"))
+    t.event(kind="message", actor=None, role="assistant", content="(no speaker)")
     result_for(t, call_id, KEUR).say("Total 12.", actor="analyst").say("Report it.", actor="planner")
-    assert spans(fm24(t)) == [(3, 4, WITHHELD)]
+    assert spans(fm24(t)) == [(4, 5, WITHHELD)]
 
 
 def test_fm24_a_call_without_an_id_is_not_remembered_by_id() -> None:
@@ -796,3 +803,23 @@ def test_fm13_findings_are_listed_in_trace_order() -> None:
     v = fm13(t)
     assert [s[:2] for s in spans(v)] == [(1, 5), (6, 10)]
     assert v.rationale == "2 repeated step(s) without a change of state"
+
+
+def test_fm22_an_agent_message_without_text_or_a_user_event_that_is_no_message_is_skipped() -> None:
+    t = several().event(kind="message", actor="agent", role="assistant", content=None)
+    t.event(kind="system", actor="user", role="user", content="User joined.")
+    v = fm22(update(t))
+    assert spans(v) == [(2, 5, ENV_NOTE.replace("event 3", "event 5"))]
+
+
+def test_fm13_an_empty_output_and_a_missing_one_are_the_same() -> None:
+    t = T().user("Fix it.").call("restart", svc="api").result("")
+    for _ in range(2):
+        t.call("restart", svc="api")
+        t.event(
+            kind="tool_result",
+            actor="environment",
+            role="tool",
+            tool_result=ToolResult(call_id=t.events[-1].tool_call.call_id, output=None),  # type: ignore[union-attr]
+        )
+    assert spans(fm13(t)) == [(1, 5, "3 identical calls with identical output")]
