@@ -823,3 +823,14 @@ def test_fm13_an_empty_output_and_a_missing_one_are_the_same() -> None:
             tool_result=ToolResult(call_id=t.events[-1].tool_call.call_id, output=None),  # type: ignore[union-attr]
         )
     assert spans(fm13(t)) == [(1, 5, "3 identical calls with identical output")]
+
+
+@pytest.mark.parametrize("level", ["INFO", "DEBUG", "WARNING", "ERROR"])
+def test_fm13_a_logger_line_with_its_level_in_capitals_is_no_repeated_message(level: str) -> None:
+    log = f"autogen.agentchat - {level} - waiting for the build server to finish"
+    t = T().user("Fix it.").say(log).say("ok.").say(log).say("no.").say(log).say("Bye.")
+    assert fm13(t).rationale == NO_REPEAT
+    t2 = T().user("Fix it.").say(log).user(ERROR).say("Hm.").say(log).user(ERROR)
+    assert fm13(t2).rationale == TOO_FEW
+    t3 = T().user("Fix it.").say(STEP).user(log).say("Hm.").say(STEP).user(log)
+    assert fm13(t3).rationale == TOO_FEW
