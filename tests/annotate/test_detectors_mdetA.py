@@ -834,3 +834,25 @@ def test_fm13_a_logger_line_with_its_level_in_capitals_is_no_repeated_message(le
     assert fm13(t2).rationale == TOO_FEW
     t3 = T().user("Fix it.").say(STEP).user(log).say("Hm.").say(STEP).user(log)
     assert fm13(t3).rationale == TOO_FEW
+
+
+@pytest.mark.parametrize("first", ["other acted first", "passed on", "seen by the other"])
+def test_fm24_a_note_without_a_finding_does_not_stop_the_next_one(first: str) -> None:
+    t = queried()
+    if first == "other acted first":
+        t.say("Report it.", actor="planner").say("The total is 12.", actor="analyst")
+    elif first == "passed on":
+        t.say("The total is 12 kEUR.", actor="analyst").say("Report it.", actor="planner")
+    else:
+        t.say("The total is 12.", actor="analyst").say("So 12 kEUR.", actor="planner")
+    t.call("query_db", actor="analyst", sql="b").result("warning: units are in thousands")
+    t.say("Also 5.", actor="analyst").say("Ok.", actor="planner")
+    note = "analyst saw 'thousands' and told the team nothing of it before planner acted"
+    assert spans(fm24(t)) == [(5, 6, note)]
+
+
+def test_fm22_an_ambiguity_the_user_settles_does_not_stop_the_next_one() -> None:
+    t = update(several().user("It is the one in Paris."))
+    t.call("find_order", item="lamp").result("ambiguous").call("cancel_order", id="1")
+    note = "the environment reports 'ambiguous', then the agent acts without asking (event 8)"
+    assert spans(fm22(t)) == [(7, 8, note)]
