@@ -741,7 +741,7 @@ def test_fm13_a_repeated_message_must_have_forty_characters(size: int, fires: bo
 
 def test_fm13_messages_repeated_by_users_other_agents_or_a_log_are_no_repeat() -> None:
     log = "2024-05-01 12:00:00 polling the build server for status"
-    t = T().user(LONG).say(LONG).user(LONG).say("ok.").say(LONG, actor="other").say("no.")
+    t = T().user(LONG).say(LONG).user(LONG).say("ok.").say(LONG, actor="other").say("no.").say(LONG)
     t.say(log).say("a.").say(log).say("b.").say(log)
     assert fm13(t).rationale == NO_REPEAT
 
@@ -856,3 +856,24 @@ def test_fm22_an_ambiguity_the_user_settles_does_not_stop_the_next_one() -> None
     t.call("find_order", item="lamp").result("ambiguous").call("cancel_order", id="1")
     note = "the environment reports 'ambiguous', then the agent acts without asking (event 8)"
     assert spans(fm22(t)) == [(7, 8, note)]
+
+
+@pytest.mark.parametrize("first", ["before any change", "to itself"])
+def test_fm25_a_correction_that_is_none_does_not_stop_the_next_one(first: str) -> None:
+    t = T().user("Fix a.py.")
+    if first == "before any change":
+        t.say(CORRECTION, actor="reviewer")
+        change(t)
+    else:
+        change(t).say("Please add tests, it is wrong.", actor="coder")
+    t.say(CORRECTION, actor="reviewer").say("All done.", actor="coder")
+    v = fm25(t)
+    assert (v.rationale, [s[:2] for s in spans(v)]) == (IGNORED, [(4, 5)])
+
+
+def test_fm13_the_quote_is_the_first_call_as_it_was_written() -> None:
+    t = T().user("Fix it.").call("grep", pattern="x", path="a.py").result("none")
+    for _ in range(2):
+        t.call("grep", path="a.py", pattern="x").result("none")
+    v = fm13(t)
+    assert quotes(v) == ["grep({'pattern': 'x', 'path': 'a.py'})"]
