@@ -877,3 +877,22 @@ def test_fm13_the_quote_is_the_first_call_as_it_was_written() -> None:
         t.call("grep", path="a.py", pattern="x").result("none")
     v = fm13(t)
     assert quotes(v) == ["grep({'pattern': 'x', 'path': 'a.py'})"]
+
+
+# Case is folded with lower(): "ß" stays "ß", so "Straße" and "Strasse" are different words
+# (upper() would turn both into "STRASSE").
+
+STRASSE = "Close the Straße bridge ticket and update the road map."
+STRASSE_SS = STRASSE.replace("ß", "ss")
+
+
+def test_fm21_a_prompt_spelt_differently_is_not_the_same_prompt() -> None:
+    t = T(task=None).user(STRASSE).say("Draft.").user(STRASSE_SS).say("More.").say("Done.").say("Bye.")
+    assert fm21(t).rationale == RESET_ABSENT
+
+
+def test_fm13_messages_spelt_differently_are_not_repeats() -> None:
+    t = T().user("Fix it.").say(STRASSE).say("ok.").say(STRASSE_SS).say("no.").say(STRASSE).say("Bye.")
+    assert fm13(t).rationale == NO_REPEAT
+    t2 = T().user("Fix it.").say(STRASSE).user(ERROR).say("Hm.").say(STRASSE_SS).user(ERROR)
+    assert fm13(t2).rationale == TOO_FEW
