@@ -45,15 +45,16 @@ def _output(result: Event | None) -> str | None:
 def _repeated_exchanges(trace: Trace, live: set[int]) -> list[Evidence]:
     """An agent message + its reply, both seen before verbatim (a step redone with the same outcome)."""
     msgs = [e for e in trace.events if e.seq in live and e.kind == "message" and e.content]
-    norm = [" ".join((e.content or "").split()).lower() for e in msgs]
+    folded = [" ".join((e.content or "").split()) for e in msgs]
+    norm = [text.lower() for text in folded]
     seen: dict[tuple[str, str], int] = {}
     found: list[Evidence] = []
     for i in range(len(msgs) - 1):
         first = msgs[i]
         if (
             first.role in ("user", "system")
-            or not _substantive(norm[i], _MIN_EXCHANGE)
-            or not _substantive(norm[i + 1], _MIN_EXCHANGE)
+            or not _substantive(folded[i], _MIN_EXCHANGE)
+            or not _substantive(folded[i + 1], _MIN_EXCHANGE)
         ):
             continue
         key = (norm[i], norm[i + 1])
@@ -100,9 +101,9 @@ def step_repetition(trace: Trace) -> ModeVerdict:
     for e in trace.events:
         if e.seq in live and e.kind == "message" and e.content and e.role != "user":
             n_msgs += 1
-            norm = " ".join(e.content.split()).lower()
-            if _substantive(norm):
-                texts[(e.actor or "", norm)].append(e)
+            folded = " ".join(e.content.split())
+            if _substantive(folded):  # before lower-casing: a log line's level is in capitals
+                texts[(e.actor or "", folded.lower())].append(e)
     for (_actor, _norm), hits2 in texts.items():
         if len(hits2) >= 3:
             findings.append(evidence_at(hits2, note=f"same message sent {len(hits2)} times"))
