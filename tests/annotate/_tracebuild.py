@@ -4,7 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from mastkit.annotate.detectors._base import detector_for
+from mastkit.annotate.model import ModeVerdict
+from mastkit.taxonomy import load_taxonomy
 from mastkit.traces.model import Event, Termination, ToolCall, ToolResult, Trace
+
+MAST = load_taxonomy("mast")
+
+
+def verdict(code: str, trace: Trace) -> ModeVerdict:
+    """MAST's rule detector for ``code`` run on ``trace``, with what every verdict must hold checked:
+    it names its mode and its rule, and a ``present`` verdict carries evidence."""
+    det = detector_for(MAST, code)
+    assert det is not None, code
+    v = det(trace)
+    assert (v.code, v.source) == (code, f"rule:{det.name}")
+    if v.verdict == "present":
+        assert v.evidence, "a present verdict must carry evidence"
+    return v
 
 
 class T:

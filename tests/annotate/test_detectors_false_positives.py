@@ -6,20 +6,13 @@ from __future__ import annotations
 import pytest
 
 from mastkit.annotate.detectors._base import detector_for, detectors
-from mastkit.annotate.model import ModeVerdict
 from mastkit.annotate.rule_annotator import annotate_rules, run_detectors
 from mastkit.taxonomy import load_taxonomy, taxonomy_from_document
-from mastkit.traces.model import Termination, Trace
+from mastkit.traces.model import Termination
 
-from ._tracebuild import T
+from ._tracebuild import T, verdict
 
 MAST = load_taxonomy("mast")
-
-
-def verdict(code: str, trace: Trace) -> ModeVerdict:
-    det = detector_for(MAST, code)
-    assert det is not None
-    return det(trace)
 
 
 # negation, modality, questions ------------------------------------------------------------------

@@ -8,20 +8,10 @@ from typing import Any
 
 import pytest
 
-from mastkit.annotate.detectors._base import detector_for
 from mastkit.annotate.model import ModeVerdict
-from mastkit.taxonomy import load_taxonomy
-from mastkit.traces.model import AgentInfo, ToolCall, Trace
+from mastkit.traces.model import AgentInfo, ToolCall
 
-from ._tracebuild import T
-
-MAST = load_taxonomy("mast")
-
-
-def verdict(code: str, trace: Trace) -> ModeVerdict:
-    det = detector_for(MAST, code)
-    assert det is not None
-    return det(trace)
+from ._tracebuild import T, verdict
 
 
 def fm12(t: T, *agents: AgentInfo) -> ModeVerdict:
