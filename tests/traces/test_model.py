@@ -145,3 +145,20 @@ def test_label_extra_keys_are_checked_like_the_model() -> None:
 
     lab = Label(extra={Key("k"): 1})
     assert [type(k) for k in lab.extra] == [str]  # what pydantic makes of a str subclass
+
+
+@pytest.mark.parametrize(
+    ("actor", "role", "kind", "expected"),
+    [
+        ("user", "user", "message", True),
+        ("Human", "user", "message", True),
+        ("Coder", "user", "message", False),  # an agent whose messages carry the user role
+        (None, "user", "message", False),
+        ("user", "user", "tool_call", False),
+        ("user", "system", "message", False),
+        ("system", "system", "message", False),
+    ],
+)
+def test_is_user_message(actor: str | None, role: str, kind: str, expected: bool) -> None:
+    e = Event(seq=0, kind=kind, actor=actor, role=role, content="hello")  # type: ignore[arg-type]
+    assert e.is_user_message() is expected

@@ -91,11 +91,7 @@ def candidate_agents(trace: Trace) -> list[str]:
     names = {e.actor for e in trace.events if e.actor and is_agent_name(e.actor)}
     first_agent = next((i for i, e in enumerate(trace.events) if e.actor and is_agent_name(e.actor)), None)
     if first_agent is not None:
-        names |= {
-            e.actor
-            for e in trace.events[first_agent + 1 :]
-            if e.actor and e.role == "user" and e.kind == "message" and not is_agent_name(e.actor)
-        }
+        names |= {e.actor for e in trace.events[first_agent + 1 :] if e.actor and e.is_user_message()}
     return sorted(names)
 
 

@@ -69,7 +69,7 @@ from mastkit.providers import (
     run_sync,
 )
 from mastkit.taxonomy import Taxonomy, load_taxonomy
-from mastkit.traces.model import Event, Trace, is_agent_name
+from mastkit.traces.model import Event, Trace
 
 __all__ = [
     "ATTRIBUTION_PROMPT_VERSION",
@@ -133,7 +133,7 @@ class _Ctx:
     @property
     def users(self) -> list[str]:
         """The conversing users among the candidates, in order of first appearance."""
-        return list(dict.fromkeys(e.actor for e in self.candidates if e.actor and _is_user_turn(e)))
+        return list(dict.fromkeys(e.actor for e in self.candidates if e.actor and e.is_user_message()))
 
 
 # -- reply parsing -----------------------------------------------------------------------------------
@@ -804,11 +804,6 @@ class LLMAttributor:
 # -- helpers -------------------------------------------------------------------------------------------
 
 
-def _is_user_turn(e: Event) -> bool:
-    """A message written by a person or simulated user (an actor that is not an agent)."""
-    return bool(e.actor) and e.role == "user" and e.kind == "message" and not is_agent_name(e.actor)
-
-
 def _candidates(events: Sequence[Event]) -> list[Event]:
     """The steps that can be held responsible, in order: every agent step, and every message of a
     user who answers after the first agent step (a user who only states the task is not one; a
@@ -818,7 +813,7 @@ def _candidates(events: Sequence[Event]) -> list[Event]:
     first = next((i for i, e in enumerate(live) if e.is_agent_step()), None)
     if first is None:
         return []
-    return [e for i, e in enumerate(live) if e.is_agent_step() or (i > first and _is_user_turn(e))]
+    return [e for i, e in enumerate(live) if e.is_agent_step() or (i > first and e.is_user_message())]
 
 
 def _agent(ctx: _Ctx, raw: Any, step: int) -> str | None:

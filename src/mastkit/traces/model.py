@@ -292,6 +292,16 @@ class Event:
             and is_agent_name(self.actor)
         )
 
+    def is_user_message(self) -> bool:
+        """A message written by a person or simulated user: role ``user``, kind ``message``, and an
+        actor that :func:`is_agent_name` does not count as an agent (``user``, ``human``)."""
+        return (
+            bool(self.actor)
+            and self.role == "user"
+            and self.kind == "message"
+            and not is_agent_name(self.actor)
+        )
+
     def text(self) -> str:
         """A one-string rendering of the event for search and display."""
         if self.tool_call is not None:
