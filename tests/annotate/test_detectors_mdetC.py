@@ -117,6 +117,13 @@ def test_a_command_that_already_names_the_program_is_left_alone() -> None:
     assert full_command(call("kUbectl", {"command": "kubectl get pods"})) == "kubectl get pods"
 
 
+def test_a_program_whose_name_only_starts_like_the_tool_still_gets_the_prefix() -> None:
+    # `go` the tool, `gofmt` the argument: the tool's program is not named yet
+    assert full_command(call("go", {"command": "gofmt -l ."})) == "go gofmt -l ."
+    assert full_command(call("git", {"command": "gitk"})) == "git gitk"
+    assert full_command(call("git", {"command": "git\tstatus"})) == "git\tstatus"
+
+
 @pytest.mark.parametrize("name", ["bash", "run_command", "exec", "eXec", "local_shell"])
 def test_shell_tools_get_no_prefix(name: str) -> None:
     assert full_command(call(name, {"command": "ls -la"})) == "ls -la"

@@ -93,11 +93,8 @@ def full_command(call: ToolCall) -> str:
     often take only its arguments (``get pods``), so the tool name is put in front."""
     text = command_text(call).strip()
     name = call.name.strip()
-    if (
-        _CLI_TOOL.match(name)
-        and name.lower() not in _SHELL_TOOLS
-        and not text.lower().startswith(name.lower())
-    ):
+    program = text.split(maxsplit=1)[0].lower() if text else ""
+    if _CLI_TOOL.match(name) and name.lower() not in _SHELL_TOOLS and program != name.lower():
         return f"{name} {text}"
     return text
 
