@@ -1,6 +1,6 @@
 """Attribution benchmark: the ``rules`` method beside random, naive and single-heuristic baselines.
 
-Label sets (from ../shared/data, read-only):
+Label sets (from ../shared/data, read-only, unless said otherwise):
 
 * Who&When Algorithm-Generated (126) — tuning set;
 * Who&When Hand-Crafted (58, Magentic-One) — split half/half once (``split`` with seed 19,
@@ -8,7 +8,11 @@ Label sets (from ../shared/data, read-only):
   ``W&W HC dev`` (tuning) and ``W&W HC held`` (held out: only its aggregate row is read);
 * tau-bench airline, 36 failed runs labelled by hand (bench/attribution_labels/), split
   half/half with a fixed seed, stratified by the blamed agent: ``tau dev`` (tuning) and
-  ``tau held`` (held out).
+  ``tau held`` (held out); then 30 and 42 more failed runs of the same file labelled blind
+  (``tau fresh``, ``tau fresh2``);
+* tau2-bench airline, 44 failed runs of three Grok models written by another runner, shipped
+  gzipped in bench/attribution_labels/tau2_airline_grok/ and labelled blind after the rules were
+  frozen (``tau2 grok``): read from the repository, so it needs no shared data.
 
 Methods: ``random`` (exact expectation), ``first step`` / ``last step`` (of any agent), each
 single heuristic of ``mastkit.attribute.heuristics`` on its own (falling back to the first agent
@@ -25,12 +29,16 @@ Reproduce:
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from mastkit import load_traces
@@ -55,6 +63,10 @@ FRESH_LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline_fresh.
 """30 more failed runs labelled blind after the rules were final (FRESH.md): evaluation only."""
 FRESH2_LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline_fresh2.jsonl"
 """42 more, labelled blind by two helpers while the user signals were written (FRESH2_a/b.md)."""
+TAU2_DATA = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok"
+"""44 failed tau2-bench airline runs of three Grok models (third-party, MIT), gzipped, shipped here."""
+TAU2_LABELS = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok.jsonl"
+"""Their labels, made blind by three helpers after the rules were frozen (TAU2_a/b/c.md)."""
 OLD_COMMIT = "34bdaa3"
 HC_SEED = 19
 """Seed of the fixed Hand-Crafted dev/held split (chosen before looking at either half)."""
@@ -80,7 +92,22 @@ def label_sets(shared: Path) -> dict[str, list[Gold]]:
             sets["tau fresh (blind)"] = load_labels(FRESH_LABELS, shared, lambda p: load_traces(p))
         if FRESH2_LABELS.exists():
             sets["tau fresh2 (blind)"] = load_labels(FRESH2_LABELS, shared, lambda p: load_traces(p))
+    if TAU2_LABELS.exists():
+        with unpacked(TAU2_DATA) as folder:
+            sets["tau2 grok (blind)"] = load_labels(TAU2_LABELS, folder.parent, lambda p: load_traces(p))
     return sets
+
+
+@contextmanager
+def unpacked(folder: Path) -> Iterator[Path]:
+    """A temporary copy of ``folder`` with each ``*.json.gz`` decompressed (same name, no ``.gz``)."""
+    with tempfile.TemporaryDirectory(prefix="mastkit-bench-") as tmp:
+        out = Path(tmp) / folder.name
+        out.mkdir()
+        for packed in sorted(folder.glob("*.json.gz")):
+            with gzip.open(packed, "rb") as src, (out / packed.name[: -len(".gz")]).open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+        yield out
 
 
 def _alone(fn: Callable[[Trace, list[Event]], h.Finding | None]) -> Method:

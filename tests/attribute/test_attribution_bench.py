@@ -125,8 +125,26 @@ def test_the_tau_labels_name_real_failed_steps() -> None:
         assert step.actor == g.agent and g.agent in ("assistant", "user")
 
 
+def _tau2_golds() -> list[Gold]:
+    bench = _bench()
+    with bench.unpacked(bench.TAU2_DATA) as folder:
+        return load_labels(bench.TAU2_LABELS, folder.parent, lambda p: load_traces(p))
+
+
+def test_the_tau2_set_ships_its_data_and_labels_real_failed_steps() -> None:
+    golds = _tau2_golds()  # read from the repository: no shared data needed
+    assert len(golds) == 39 and len({g.trace.trace_id for g in golds}) == len(golds)
+    rows = [json.loads(line) for line in _bench().TAU2_LABELS.read_text().splitlines() if line.strip()]
+    assert len({(r["model"], r["task_id"]) for r in rows}) == len(rows)  # one run per (model, task)
+    for g in golds:
+        assert g.trace.outcome is not None and g.trace.outcome.success is False
+        assert g.trace.source_format == "chat_messages" and "tau2_task" in (g.trace.raw or {})
+        step = next(e for e in g.trace.events if e.seq == g.step)
+        assert step.actor == g.agent and g.agent in ("assistant", "user")
+
+
 def test_the_rules_are_blind_to_reward_and_grading_info() -> None:
-    for g in _tau_golds():
+    for g in [*_tau_golds(), *_tau2_golds()]:
         t = g.trace
         flipped = t.model_copy(
             update={
@@ -149,9 +167,14 @@ def test_the_benchmark_runs_and_the_rules_beat_each_single_heuristic() -> None:
     figures = json.loads(done.stdout)
     who = ["W&W AG (tune)", "W&W HC dev (tune)", "W&W HC held"]
     taus = ["tau dev (tune)", "tau held", "tau fresh (blind)", "tau fresh2 (blind)"]
-    assert list(figures) == [*who, *taus]
+    assert list(figures) == [*who, *taus, "tau2 grok (blind)"]
     singles = [m for m in figures["tau held"] if m not in ("rules", "random (expected)")]
     assert "old rules (34bdaa3)" in singles and "first write attempted" in singles
+    # tau2 (other models, other runner), read with the rules frozen at 8696385: no single
+    # heuristic does better on agent or step; the first write ties on step (14 of 39)
+    for metric in ("agent", "step"):
+        rules = figures["tau2 grok (blind)"]["rules"][metric]["hits"]
+        assert all(rules >= figures["tau2 grok (blind)"][m][metric]["hits"] for m in singles), metric
     for set_name in taus:
         rules = figures[set_name]["rules"]["step"]["value"]
         assert all(rules > figures[set_name][m]["step"]["value"] for m in singles), set_name
