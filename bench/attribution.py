@@ -94,7 +94,7 @@ def label_sets(shared: Path) -> dict[str, list[Gold]]:
             sets["tau fresh2 (blind)"] = load_labels(FRESH2_LABELS, shared, lambda p: load_traces(p))
     if TAU2_LABELS.exists():
         with unpacked(TAU2_DATA) as folder:
-            sets["tau2 grok (blind)"] = load_labels(TAU2_LABELS, folder.parent, lambda p: load_traces(p))
+            sets["tau2 grok (tune)"] = load_labels(TAU2_LABELS, folder.parent, lambda p: load_traces(p))
     return sets
 
 
@@ -165,6 +165,7 @@ def methods() -> dict[str, Method | None]:
         "unverified write": _alone(lambda t, ev: h.unverified_action(ev)),
         "user pivot": _alone(lambda t, ev: h.user_pivot(ev)),
         "user dispute": _alone(lambda t, ev: h.user_dispute(ev)),
+        "user quit": _alone(lambda t, ev: h.user_quit(ev)),
         "stall report": _alone(lambda t, ev: h.stall_report(ev)),
         "accepted report": _alone(lambda t, ev: h.accepted_report(ev)),
         "first report (supervised)": _alone(lambda t, ev: h.first_report(ev)),

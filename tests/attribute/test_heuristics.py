@@ -306,6 +306,44 @@ def test_no_user_blame_for_a_dispute_without_a_record_behind_it() -> None:
     assert h.user_dispute(partial) is None
 
 
+ASKED = [
+    say(0, "assistant", "Hi! How can I help you today?"),
+    say(1, "user", "My flight was delayed and I want compensation."),
+    say(2, "assistant", "I'm sorry to hear that. What is your user id and the flight date?"),
+    say(3, "user", "###OUT-OF-SCOPE###"),
+]
+
+
+def test_a_user_who_ends_the_run_instead_of_answering_is_blamed() -> None:
+    found = h.user_quit(ASKED)
+    assert found is not None and (found.agent, found.step.seq, found.signal) == ("user", 3, "user_quit")
+    assert found.reason == "the user ends the run instead of answering event 2"
+    a = attribute_by_rules(trace(*ASKED))
+    assert (a.agent, a.step, a.confidence) == ("user", 3, 0.83)
+    assert a.reason == "user_quit: the user ends the run instead of answering event 2"
+    # the agent's own look-ups between its question and the user's exit do not matter
+    looked = [*ASKED[:3], call(3, "get_user_details", user_id="x"), result(4, "{}"), say(5, "user", "Bye.")]
+    assert seq_of(h.user_quit(looked)) == 5
+
+
+def test_no_user_quit_when_the_agent_did_not_ask_or_already_acted() -> None:
+    # the agent answered instead of asking
+    told = [*ASKED[:2], say(2, "assistant", "You will get a $50 certificate."), ASKED[3]]
+    assert h.user_quit(told) is None
+    # the run does not end on the user
+    after = [*ASKED, say(4, "assistant", "Goodbye?")]
+    assert h.user_quit(after) is None
+    # something was written: the write, not the exit, is where the run went its way
+    wrote = [*ASKED[:2], call(2, "send_certificate", user_id="x"), result(3, "sent"), *ASKED[2:]]
+    assert h.user_quit(wrote) is None
+    # the user's only message opens the run: nothing to answer yet
+    opening = [say(0, "assistant", "Hi! What can I do for you?"), say(1, "user", "Nothing, bye.")]
+    assert h.user_quit(opening) is None
+    # no agent message at all
+    assert h.user_quit([say(0, "user", "Hi"), say(1, "user", "Anyone?")]) is None
+    assert h.user_quit([]) is None
+
+
 # -- how the rules combine the write heuristics -------------------------------------------------------
 
 
@@ -318,7 +356,7 @@ def test_a_confirmed_write_is_blamed_where_the_agent_proposed_it() -> None:
     t = [*proposed, call(6, "cancel_reservation", reservation_id="ABC123"), result(7, "done")]
     assert decision_step(t, t[6]) is t[4]
     a = attribute_by_rules(trace(*t))
-    assert (a.agent, a.step, a.confidence) == ("assistant", 4, 0.7)
+    assert (a.agent, a.step, a.confidence) == ("assistant", 4, 0.57)
     assert (
         a.reason
         == "first_write: first state-changing action cancel_reservation at event 6, decided at event 4"
@@ -338,6 +376,22 @@ def test_a_confirmed_write_is_blamed_where_the_agent_proposed_it() -> None:
     looked = [*proposed, call(6, "get_reservation", reservation_id="ABC123"), result(7, "ABC123: 2 seats")]
     t3 = [*looked, call(8, "cancel_reservation", reservation_id="ABC123")]
     assert decision_step(t3, t3[8]) is t3[4]
+
+
+def test_a_greeting_before_the_users_request_is_not_a_proposal() -> None:
+    # tau2-bench opens with the agent's greeting; "yeah, I need ..." reads as a yes
+    greeted = [
+        say(0, "assistant", "Hi! How can I help you today?"),
+        say(1, "user", "Hi, yeah, I need to remove a passenger from ABC123."),
+        call(2, "transfer_to_human_agents", summary="remove a passenger"),
+        result(3, "Transfer successful"),
+    ]
+    assert decision_step(greeted, greeted[2]) is greeted[2]
+    a = attribute_by_rules(trace(*greeted))
+    assert (a.agent, a.step) == ("assistant", 2)
+    # the same greeting once the user has spoken is a message like any other
+    later = [say(0, "user", "Hello?"), *greeted]
+    assert decision_step(later, later[3]) is later[1]
 
 
 def test_an_unverified_write_is_blamed_itself() -> None:

@@ -66,7 +66,7 @@ def test_a_failed_tool_result_blames_the_agent_that_acted(tool_result: dict[str,
         "Coder",
         2,
         "error_step: its action failed at event 3",
-        0.45,
+        0.44,
         None,
         "rules",
     )
@@ -91,7 +91,7 @@ def test_an_executor_message_with_a_nonzero_exit_code_is_a_failure() -> None:
         ev(1, "Coder", "```python\nprint(1/0)\n```"),
         ev(2, "Computer_terminal", "exitcode: 1 (execution failed)"),
     )
-    assert rules(attribute_by_rules(t))[:4] == ("Coder", 1, "error_step: its action failed at event 2", 0.45)
+    assert rules(attribute_by_rules(t))[:4] == ("Coder", 1, "error_step: its action failed at event 2", 0.44)
     long_ok = trace(
         ev(0, "human", "task"),
         ev(1, "Coder", "code"),
@@ -110,7 +110,7 @@ def test_a_failure_with_no_agent_before_it_falls_through() -> None:
         "Coder",
         2,
         "first_action: no failure signal found; first agent step",
-        0.47,
+        0.45,
     )
 
 
@@ -200,7 +200,7 @@ def test_first_action_skips_the_task_and_empty_steps() -> None:
         "Coder",
         3,
         "first_action: no failure signal found; first agent step",
-        0.47,
+        0.45,
         None,
         "rules",
     )
@@ -238,7 +238,7 @@ def test_a_detector_finding_no_longer_decides() -> None:
         "Planner",
         1,
         "first_action: no failure signal found; first agent step",
-        0.47,
+        0.45,
         None,
         "rules",
     )
@@ -252,7 +252,7 @@ def test_only_the_last_4000_characters_are_searched(executor: bool) -> None:
     assert attribute_by_rules(t).reason == "first_action: no failure signal found; first agent step"
     short = ev(2, "Computer_terminal", "Traceback (most recent call last)")
     assert attribute_by_rules(trace(ev(0, "human", "task"), ev(1, "Coder", "run"), short)).step == 1
-    assert attribute_by_rules(trace(ev(0, "human", "task"), ev(1, "Coder", "run"), short)).confidence == 0.45
+    assert attribute_by_rules(trace(ev(0, "human", "task"), ev(1, "Coder", "run"), short)).confidence == 0.44
 
 
 def test_an_agent_opening_message_is_the_task_statement() -> None:

@@ -195,7 +195,7 @@ def test_an_opening_message_whose_code_runs_is_the_first_action() -> None:
         "Coder",
         0,
         "first_action: no failure signal found; first agent step (the opening message acts)",
-        0.47,
+        0.45,
     )
 
 
@@ -256,7 +256,7 @@ def test_a_silent_run_blames_the_step_that_ran_it() -> None:
         "Coder",
         1,
         "error_step: its action ran and printed nothing at event 2",
-        0.45,
+        0.44,
     )
 
 

@@ -19,6 +19,8 @@ they can be measured one by one and combined by :mod:`mastkit.attribute.rule_att
 * :func:`user_dispute` — the (simulated) user as the responsible agent: it disputes a record the
   agent has just looked up ("there's a mix-up, not through PHX"), naming a code or number that the
   record itself shows, so the user's account, not the record, is wrong.
+* :func:`user_quit` — the (simulated) user as the responsible agent: it ends the run while the
+  agent waits for its answer to a question, before anything was changed.
 * :func:`stall_report`, :func:`wrong_answer`, :func:`detector_finding` — the Who&When signals
   (a supervisor reporting no progress, a stated answer that differs from the ground truth,
   the earliest rule-detector evidence).
@@ -64,6 +66,7 @@ __all__ = [
     "unverified_action",
     "user_dispute",
     "user_pivot",
+    "user_quit",
     "wrong_answer",
 ]
 
@@ -519,6 +522,25 @@ def user_dispute(events: list[Event]) -> Finding | None:
                 )
         last_user = i
     return None
+
+
+def user_quit(events: list[Event]) -> Finding | None:
+    """The user walks away from a question: the run ends on its message before anything changed.
+
+    Fires when the last event is a user message, the agent's last message before it asks a
+    question, the user had spoken before (it is answering, not opening the conversation) and no
+    state-changing call was attempted anywhere in the run. The agent was waiting on the user,
+    who ended the conversation instead ("###OUT-OF-SCOPE###", a stop, a goodbye), so nothing the
+    user came for was done. Whether the question itself was reasonable is not visible here.
+    """
+    if not events or not is_user(events[-1]):
+        return None
+    if sum(is_user(e) for e in events) < 2 or first_write_attempt(events) is not None:
+        return None
+    asked = next((e for e in reversed(events[:-1]) if is_step(e) and e.tool_call is None), None)
+    if asked is None or "?" not in (asked.content or ""):
+        return None
+    return Finding("user_quit", events[-1], f"the user ends the run instead of answering event {asked.seq}")
 
 
 def stall_report(events: list[Event]) -> Finding | None:

@@ -3,26 +3,30 @@
 The signals are the single heuristics of :mod:`mastkit.attribute.heuristics`, tried in a fixed
 order; the first that fires names the step, and the blamed agent is that step's actor (the
 simulated user included). The order was tuned on the tuning sets of ``bench/attribution.py``
-(Who&When Algorithm-Generated, the dev half of Who&When Hand-Crafted and the dev half of the
-hand-labelled tau-bench airline runs); the held-out halves are reported, not tuned on:
+(Who&When Algorithm-Generated, the dev half of Who&When Hand-Crafted, the dev half of the
+hand-labelled tau-bench airline runs and, since ``user_quit``, the first tau2-bench set of Grok
+runs); the held-out halves and the blind sets are reported, not tuned on:
 
 1. ``user_dispute`` — the user says the record the agent just looked up is wrong, naming a code
    or number that record shows: the user's account, not the record, is blamed.
-2. ``error_step`` — the first agent action whose direct result is an error (a failing tool call,
+2. ``user_quit`` — the run ends on the user's message while the agent waits for its answer to
+   a question, and nothing was changed: the user who walked away is blamed.
+3. ``error_step`` — the first agent action whose direct result is an error (a failing tool call,
    a terminal reply with a traceback or non-zero exit) or a silent run (exit code 0, nothing
    printed): the agent step that acted is blamed.
-3. ``first_write`` — the first state-changing action (a tool named with a write verb). When its
+4. ``first_write`` — the first state-changing action (a tool named with a write verb). When its
    arguments hold a value nobody gave before (no user message, tool result or system prompt
    stated it), the write itself is the unverified assumption and is blamed; otherwise the
    decision was made where the agent proposed it, so the agent's last message before the write
-   is blamed when only the user's confirmation sits between them.
-4. ``accepted_report`` — in a supervised run (an agent keeps a progress ledger), the supervisor
+   is blamed when only the user's confirmation sits between them (a greeting the agent sent
+   before the user's request is not a proposal).
+5. ``accepted_report`` — in a supervised run (an agent keeps a progress ledger), the supervisor
    declares the request satisfied: the worker report it accepted is blamed, since the run failed.
-5. ``stall_report`` — the supervisor reports no progress or a loop: the last step of another
+6. ``stall_report`` — the supervisor reports no progress or a loop: the last step of another
    agent before the report.
-6. ``wrong_answer`` (only with the ground truth) — the first stated answer that does not contain
+7. ``wrong_answer`` (only with the ground truth) — the first stated answer that does not contain
    the expected one.
-7. Fallback, chosen by the run's structure: ``first_report`` — in a supervised run, the first
+8. Fallback, chosen by the run's structure: ``first_report`` — in a supervised run, the first
    step of a worker (the supervisor's plan and ledger are bookkeeping); otherwise
    ``first_action`` — the first agent step after the task statement, where an opening agent
    message whose code is run counts as that step.
@@ -49,18 +53,19 @@ __all__ = ["CONFIDENCE", "attribute_by_rules", "decision_step"]
 
 CONFIDENCE = {
     "user_dispute": 0.5,  # 0 of 0: decided no tuning run
-    "error_step": 0.45,  # 35 of 78
-    "first_write": 0.7,  # 6 of 8
-    "unverified": 0.5,  # 1 of 2
+    "user_quit": 0.83,  # 4 of 4
+    "error_step": 0.44,  # 35 of 80
+    "first_write": 0.57,  # 22 of 38
+    "unverified": 0.4,  # 1 of 3
     "accepted_report": 0.4,  # 3 of 8
     "stall_report": 0.18,  # 2 of 15
     "wrong_answer": 0.56,  # 8 of 14, with the ground truth
     "first_report": 0.57,  # 3 of 5
-    "first_action": 0.47,  # 26 of 56
+    "first_action": 0.45,  # 26 of 58
 }
 """Confidence reported per signal: its measured exact-step precision on the tuning sets.
 
-Of the tuning runs (Who&When Algorithm-Generated, Hand-Crafted dev, tau dev) where the signal
+Of the tuning runs (Who&When Algorithm-Generated, Hand-Crafted dev, tau dev, tau2 grok) where the signal
 decided the answer, the share where it named the labelled step, with one hit and one miss added
 ((hits + 1) / (runs + 2)) so that a signal seen in a handful of runs does not claim 0 or 1.
 The counts are in the comments; ``wrong_answer`` is measured with the ground truth given.
@@ -71,17 +76,20 @@ def decision_step(events: list[Event], write: Event) -> Event:
     """Where the decision to make ``write`` was taken.
 
     Walking back from the write: the agent's last text message, if nothing but the agent's own
-    tool calls and at most one user confirmation ("yes", "go ahead", ...) lie in between;
-    otherwise the write itself.
+    tool calls and at most one user confirmation ("yes", "go ahead", ...) lie in between and the
+    user had spoken before that message (a greeting sent before the user's request decides
+    nothing); otherwise the write itself.
     """
+    first_user = next((i for i, e in enumerate(events) if h.is_user(e)), len(events))
     confirmed = False
-    for e in reversed(events[: events.index(write)]):
+    for i in range(events.index(write) - 1, -1, -1):
+        e = events[i]
         if h.is_user(e):
             if confirmed or not affirms(e.content or ""):
                 return write
             confirmed = True
         elif h.is_step(e) and e.tool_call is None:
-            return e
+            return e if i > first_user else write
     return write
 
 
@@ -116,6 +124,7 @@ def attribute_by_rules(trace: Trace, *, ground_truth: str | None = None) -> Attr
         return Attribution(method="rules", reason="empty trace", confidence=0.0)
     found = (
         h.user_dispute(events)
+        or h.user_quit(events)
         or h.first_bad_result(events)
         or _first_write(events)
         or h.accepted_report(events)
