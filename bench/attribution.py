@@ -10,9 +10,10 @@ Label sets (from ../shared/data, read-only, unless said otherwise):
   half/half with a fixed seed, stratified by the blamed agent: ``tau dev`` (tuning) and
   ``tau held`` (held out); then 30 and 42 more failed runs of the same file labelled blind
   (``tau fresh``, ``tau fresh2``);
-* tau2-bench airline, 44 failed runs of three Grok models written by another runner, shipped
+* tau2-bench airline, 39 failed runs of three Grok models written by another runner, shipped
   gzipped in bench/attribution_labels/tau2_airline_grok/ and labelled blind after the rules were
-  frozen (``tau2 grok``): read from the repository, so it needs no shared data.
+  frozen (``tau2 grok``, read since, so tuning now) and 32 more labelled blind after the change
+  it prompted (``tau2 grok2``): read from the repository, so they need no shared data.
 
 Methods: ``random`` (exact expectation), ``first step`` / ``last step`` (of any agent), each
 single heuristic of ``mastkit.attribute.heuristics`` on its own (falling back to the first agent
@@ -67,6 +68,10 @@ TAU2_DATA = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok"
 """44 failed tau2-bench airline runs of three Grok models (third-party, MIT), gzipped, shipped here."""
 TAU2_LABELS = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok.jsonl"
 """Their labels, made blind by three helpers after the rules were frozen (TAU2_a/b/c.md)."""
+TAU2_DATA2 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok2"
+"""37 more such runs (four Grok models), chosen before the rule change the first set prompted."""
+TAU2_LABELS2 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok2.jsonl"
+"""Their labels, made blind by three more helpers; merged after that change was committed (TAU2x_a/b/c.md)."""
 OLD_COMMIT = "34bdaa3"
 HC_SEED = 19
 """Seed of the fixed Hand-Crafted dev/held split (chosen before looking at either half)."""
@@ -95,6 +100,9 @@ def label_sets(shared: Path) -> dict[str, list[Gold]]:
     if TAU2_LABELS.exists():
         with unpacked(TAU2_DATA) as folder:
             sets["tau2 grok (tune)"] = load_labels(TAU2_LABELS, folder.parent, lambda p: load_traces(p))
+    if TAU2_LABELS2.exists():
+        with unpacked(TAU2_DATA2) as folder:
+            sets["tau2 grok2 (blind)"] = load_labels(TAU2_LABELS2, folder.parent, lambda p: load_traces(p))
     return sets
 
 

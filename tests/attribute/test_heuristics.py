@@ -318,9 +318,9 @@ def test_a_user_who_ends_the_run_instead_of_answering_is_blamed() -> None:
     found = h.user_quit(ASKED)
     assert found is not None and (found.agent, found.step.seq, found.signal) == ("user", 3, "user_quit")
     assert found.reason == "the user ends the run instead of answering event 2"
+    # not in the rules' order (right once in four firings on runs it was not written from)
     a = attribute_by_rules(trace(*ASKED))
-    assert (a.agent, a.step, a.confidence) == ("user", 3, 0.83)
-    assert a.reason == "user_quit: the user ends the run instead of answering event 2"
+    assert (a.agent, a.step) == ("assistant", 2) and (a.reason or "").startswith("first_action")
     # the agent's own look-ups between its question and the user's exit do not matter
     looked = [*ASKED[:3], call(3, "get_user_details", user_id="x"), result(4, "{}"), say(5, "user", "Bye.")]
     assert seq_of(h.user_quit(looked)) == 5

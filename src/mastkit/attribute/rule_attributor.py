@@ -4,29 +4,27 @@ The signals are the single heuristics of :mod:`mastkit.attribute.heuristics`, tr
 order; the first that fires names the step, and the blamed agent is that step's actor (the
 simulated user included). The order was tuned on the tuning sets of ``bench/attribution.py``
 (Who&When Algorithm-Generated, the dev half of Who&When Hand-Crafted, the dev half of the
-hand-labelled tau-bench airline runs and, since ``user_quit``, the first tau2-bench set of Grok
-runs); the held-out halves and the blind sets are reported, not tuned on:
+hand-labelled tau-bench airline runs and the first tau2-bench set of Grok runs); the held-out
+halves and the blind sets are reported, not tuned on:
 
 1. ``user_dispute`` — the user says the record the agent just looked up is wrong, naming a code
    or number that record shows: the user's account, not the record, is blamed.
-2. ``user_quit`` — the run ends on the user's message while the agent waits for its answer to
-   a question, and nothing was changed: the user who walked away is blamed.
-3. ``error_step`` — the first agent action whose direct result is an error (a failing tool call,
+2. ``error_step`` — the first agent action whose direct result is an error (a failing tool call,
    a terminal reply with a traceback or non-zero exit) or a silent run (exit code 0, nothing
    printed): the agent step that acted is blamed.
-4. ``first_write`` — the first state-changing action (a tool named with a write verb). When its
+3. ``first_write`` — the first state-changing action (a tool named with a write verb). When its
    arguments hold a value nobody gave before (no user message, tool result or system prompt
    stated it), the write itself is the unverified assumption and is blamed; otherwise the
    decision was made where the agent proposed it, so the agent's last message before the write
    is blamed when only the user's confirmation sits between them (a greeting the agent sent
    before the user's request is not a proposal).
-5. ``accepted_report`` — in a supervised run (an agent keeps a progress ledger), the supervisor
+4. ``accepted_report`` — in a supervised run (an agent keeps a progress ledger), the supervisor
    declares the request satisfied: the worker report it accepted is blamed, since the run failed.
-6. ``stall_report`` — the supervisor reports no progress or a loop: the last step of another
+5. ``stall_report`` — the supervisor reports no progress or a loop: the last step of another
    agent before the report.
-7. ``wrong_answer`` (only with the ground truth) — the first stated answer that does not contain
+6. ``wrong_answer`` (only with the ground truth) — the first stated answer that does not contain
    the expected one.
-8. Fallback, chosen by the run's structure: ``first_report`` — in a supervised run, the first
+7. Fallback, chosen by the run's structure: ``first_report`` — in a supervised run, the first
    step of a worker (the supervisor's plan and ledger are bookkeeping); otherwise
    ``first_action`` — the first agent step after the task statement, where an opening agent
    message whose code is run counts as that step.
@@ -34,6 +32,11 @@ runs); the held-out halves and the blind sets are reported, not tuned on:
 ``user_pivot`` (the user asks for another kind of change after the agent declined) is not in
 the order: on blind tau-bench runs it blamed the user rightly in 1 of 5 firings, since whether the
 user departed from its goal or followed the agent's wrong refusal is not visible in the events.
+``user_quit`` (the run ends on the user's message while the agent waits for an answer, nothing
+written) is not in it either: written from the first tau2 set, where it was right 4 times of 4,
+it was right once in 4 firings on runs not used to write it (the gpt-4o fresh2 set and the
+second, blind tau2 set): a user who leaves after the agent's wrong answer or needless transfer
+ends the run the same way.
 
 The rule detectors are no longer consulted: as the signal before the fallback they named the
 labelled step in none of the tuning runs where they decided (0 of 5).
@@ -53,7 +56,6 @@ __all__ = ["CONFIDENCE", "attribute_by_rules", "decision_step"]
 
 CONFIDENCE = {
     "user_dispute": 0.5,  # 0 of 0: decided no tuning run
-    "user_quit": 0.83,  # 4 of 4
     "error_step": 0.44,  # 35 of 80
     "first_write": 0.57,  # 22 of 38
     "unverified": 0.4,  # 1 of 3
@@ -61,7 +63,7 @@ CONFIDENCE = {
     "stall_report": 0.18,  # 2 of 15
     "wrong_answer": 0.56,  # 8 of 14, with the ground truth
     "first_report": 0.57,  # 3 of 5
-    "first_action": 0.45,  # 26 of 58
+    "first_action": 0.42,  # 26 of 62
 }
 """Confidence reported per signal: its measured exact-step precision on the tuning sets.
 
@@ -124,7 +126,6 @@ def attribute_by_rules(trace: Trace, *, ground_truth: str | None = None) -> Attr
         return Attribution(method="rules", reason="empty trace", confidence=0.0)
     found = (
         h.user_dispute(events)
-        or h.user_quit(events)
         or h.first_bad_result(events)
         or _first_write(events)
         or h.accepted_report(events)
