@@ -392,6 +392,12 @@ def test_a_greeting_before_the_users_request_is_not_a_proposal() -> None:
     # the same greeting once the user has spoken is a message like any other
     later = [say(0, "user", "Hello?"), *greeted]
     assert decision_step(later, later[3]) is later[1]
+    # a run without a user: the agent's stated plan is the decision
+    alone = [
+        say(0, "assistant", "I will cancel ABC123 now."),
+        call(1, "cancel_reservation", reservation_id="ABC123"),
+    ]
+    assert decision_step(alone, alone[1]) is alone[0]
 
 
 def test_an_unverified_write_is_blamed_itself() -> None:

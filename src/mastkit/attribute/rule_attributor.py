@@ -78,11 +78,11 @@ def decision_step(events: list[Event], write: Event) -> Event:
     """Where the decision to make ``write`` was taken.
 
     Walking back from the write: the agent's last text message, if nothing but the agent's own
-    tool calls and at most one user confirmation ("yes", "go ahead", ...) lie in between and the
-    user had spoken before that message (a greeting sent before the user's request decides
-    nothing); otherwise the write itself.
+    tool calls and at most one user confirmation ("yes", "go ahead", ...) lie in between and,
+    in a run with a user, the user had spoken before that message (a greeting sent before the
+    user's request decides nothing); otherwise the write itself.
     """
-    first_user = next((i for i, e in enumerate(events) if h.is_user(e)), len(events))
+    first_user = next((i for i, e in enumerate(events) if h.is_user(e)), -1)
     confirmed = False
     for i in range(events.index(write) - 1, -1, -1):
         e = events[i]
