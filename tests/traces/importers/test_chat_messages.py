@@ -312,6 +312,26 @@ def test_tau2_user_tool_calls_keep_the_user_role(tmp_path: Path) -> None:
     )
 
 
+def test_tau2_results_with_no_simulation_say_so(tmp_path: Path) -> None:
+    # a tau2-bench run stopped before it saved a simulation (7 of 50 files of a public fork's
+    # data/simulations): it was "no importer recognises", now it names what is missing
+    info = {"environment_info": {"domain_name": "airline"}, "agent_info": {"llm": "grok-3"}}
+    path = _write(
+        tmp_path, "results.json", {"timestamp": "t", "info": info, "tasks": [{"id": "0"}], "simulations": []}
+    )
+    errors: list[TraceLoadError] = []
+    assert list(load_traces(path, on_error=errors.append)) == []
+    [err] = errors
+    assert (
+        err.reason == "tau2-bench results with no simulations: the run saved none (only its info and tasks)"
+    )
+    assert err.importer == "chat_messages" and Path(err.path) == path
+    # an empty list under another header is not claimed as tau2-bench
+    other = _write(tmp_path, "other.json", {"info": {"name": "x"}, "simulations": []})
+    assert get_importer("chat_messages").sniff(Source(other)) == 0
+    assert get_importer("chat_messages").sniff(Source(_write(tmp_path, "list.json", [1]))) == 0
+
+
 def test_a_run_with_no_messages_among_others_is_a_trace_with_no_events(tmp_path: Path) -> None:
     # a harness JSONL in which one run stopped before its first message: its failure still counts
     runs = [

@@ -196,6 +196,15 @@ def _simulations(rec: Any) -> list[Any] | None:
     return sims if sims and isinstance(sims[0], dict) and _message_list(sims[0]) is not None else None
 
 
+def _empty_results(rec: Any) -> bool:
+    """tau2-bench results that hold no simulation (a run stopped before it saved one): the
+    ``info`` header with its environment / agent / user blocks, and ``simulations: []``."""
+    if not isinstance(rec, dict) or rec.get("simulations") != []:
+        return False
+    info = rec.get("info")
+    return isinstance(info, dict) and any(k in info for k in ("environment_info", "agent_info", "user_info"))
+
+
 def _why_not_messages(msgs: list[Any]) -> str:
     """Which of the first messages of a list is not one, and what it lacks."""
     for i, m in enumerate(msgs[:20]):
@@ -265,7 +274,7 @@ class ChatMessagesImporter(Importer):
                 return 0.2  # starts like one but a message is broken: claimed weakly, to say which
         if _message_list(rec) is not None:
             return 0.5
-        if _simulations(rec) is not None:
+        if _simulations(rec) is not None or _empty_results(rec):
             return 0.6  # tau2-bench results
         if isinstance(rec, list) and rec and _message_list(rec[0]) is not None:
             return 0.5  # a list of runs
@@ -282,6 +291,10 @@ class ChatMessagesImporter(Importer):
                 yield from self._records(src, value, index=line, line=line)
             return
         doc = src.json
+        if _empty_results(doc):
+            reason = "tau2-bench results with no simulations: the run saved none (only its info and tasks)"
+            yield TraceLoadError(src.path, reason)
+            return
         sims = _simulations(doc)
         if sims is not None:
             # the results' own metadata (info: agent / user models, domain, ...) and each
