@@ -891,3 +891,39 @@ def test_fm13_messages_spelt_differently_are_not_repeats() -> None:
     assert fm13(t).rationale == NO_REPEAT
     t2 = T().user("Fix it.").say(STRASSE).user(ERROR).say("Hm.").say(STRASSE_SS).user(ERROR)
     assert fm13(t2).rationale == TOO_FEW
+
+
+# FM-1.3: the same words with new work each time (found on tau2-bench runs) ------------------------
+
+SCAN = "Let me check the next reservation now, one at a time."  # 53 characters
+
+
+def scan(ids: list[str]) -> T:
+    t = T().user("Which of my reservations goes to LaGuardia?")
+    for rid in ids:
+        t.say(SCAN).call("get_reservation_details", reservation_id=rid).result(f"{rid}: ...")
+    return t
+
+
+def test_fm13_the_same_lead_in_before_calls_on_different_records_is_a_scan() -> None:
+    # the message 3 times, and the pair (message, next message) repeated: each time another record
+    v = fm13(scan(["60RX9E", "S5IK51", "OUEA45"]))
+    assert (v.verdict, v.rationale) == ("absent", NO_REPEAT)
+
+
+def test_fm13_the_same_lead_in_before_the_same_call_is_a_repeat() -> None:
+    # one record looked up again: that occurrence makes no new work
+    v = fm13(scan(["60RX9E", "S5IK51", "60RX9E"]))
+    assert v.verdict == "present"
+    assert [e.note for e in v.evidence] == ["same message sent 3 times"]
+    # words repeated with no call at all are still a repeat
+    t = T().user("Cancel it.")
+    for _ in range(3):
+        t.say(SCAN).user("No, cancel it, please, I said so twice.")
+    assert fm13(t).verdict == "present"
+
+
+def test_fm13_one_occurrence_without_a_call_makes_the_rest_a_repeat() -> None:
+    t = scan(["60RX9E", "S5IK51"]).say(SCAN).say("Hmm.")
+    v = fm13(t)
+    assert v.verdict == "present" and v.evidence[0].note == "same message sent 3 times"

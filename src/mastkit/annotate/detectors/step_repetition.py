@@ -10,6 +10,10 @@ Present when, ignoring replayed context:
 * an agent's message and the message that follows it (each 20+ characters) are both repeated
   word for word later (the same step, answered the same way: e.g. the same code meeting the
   same error).
+Repeated words are no repeated step when each time they come with new work: when every
+occurrence makes tool calls (those before the next message) and no two make the same ones — the
+same lead-in line before calls on different records ("Let me check the next reservation.", each
+time another reservation id) is a scan making progress.
 Absent when the trace has enough structured steps and neither happens.
 """
 
@@ -42,7 +46,32 @@ def _output(result: Event | None) -> str | None:
     )
 
 
-def _repeated_exchanges(trace: Trace, live: set[int]) -> list[Evidence]:
+def _calls_after(trace: Trace, live: set[int]) -> dict[int, tuple[str, ...]]:
+    """For each live message (by seq): the calls made after it, up to the next message."""
+    out: dict[int, tuple[str, ...]] = {}
+    current: int | None = None
+    made: list[str] = []
+    for e in trace.events:
+        if e.seq not in live:
+            continue
+        if e.kind == "message" and e.content:
+            if current is not None:
+                out[current] = tuple(made)
+            current, made = e.seq, []
+        elif e.tool_call is not None and current is not None:
+            made.append(canonical_call(e.tool_call))
+    if current is not None:
+        out[current] = tuple(made)
+    return out
+
+
+def _new_work_each_time(messages: list[Event], calls: dict[int, tuple[str, ...]]) -> bool:
+    """Whether every one of these messages makes tool calls and no two make the same ones."""
+    made = [calls.get(e.seq, ()) for e in messages]
+    return all(made) and len(set(made)) == len(made)
+
+
+def _repeated_exchanges(trace: Trace, live: set[int], calls: dict[int, tuple[str, ...]]) -> list[Evidence]:
     """An agent message + its reply, both seen before verbatim (a step redone with the same outcome)."""
     msgs = [e for e in trace.events if e.seq in live and e.kind == "message" and e.content]
     folded = [" ".join((e.content or "").split()) for e in msgs]
@@ -58,7 +87,7 @@ def _repeated_exchanges(trace: Trace, live: set[int]) -> list[Evidence]:
         ):
             continue
         key = (norm[i], norm[i + 1])
-        if key in seen:
+        if key in seen and not _new_work_each_time([msgs[seen[key]], first], calls):
             j = seen[key]
             found.append(
                 evidence_at(
@@ -67,7 +96,7 @@ def _repeated_exchanges(trace: Trace, live: set[int]) -> list[Evidence]:
                     text=first.text(),
                 )
             )
-        else:
+        elif key not in seen:
             seen[key] = i
     return found
 
@@ -96,6 +125,7 @@ def step_repetition(trace: Trace) -> ModeVerdict:
                     events, note=f"{len(events)} identical calls with identical output", text=events[0].text()
                 )
             )
+    made = _calls_after(trace, live)
     texts: dict[tuple[str, str], list[Event]] = defaultdict(list)
     n_msgs = 0
     for e in trace.events:
@@ -104,10 +134,10 @@ def step_repetition(trace: Trace) -> ModeVerdict:
             folded = " ".join(e.content.split())
             if _substantive(folded):  # before lower-casing: a log line's level is in capitals
                 texts[(e.actor or "", folded.lower())].append(e)
-    for (_actor, _norm), hits2 in texts.items():
-        if len(hits2) >= 3:
+    for hits2 in texts.values():
+        if len(hits2) >= 3 and not _new_work_each_time(hits2, made):
             findings.append(evidence_at(hits2, note=f"same message sent {len(hits2)} times"))
-    findings.extend(_repeated_exchanges(trace, live))
+    findings.extend(_repeated_exchanges(trace, live, made))
     if findings:
         findings.sort(key=lambda ev: ev.seq_start or 0)
         return present(CODE, NAME, findings, f"{len(findings)} repeated step(s) without a change of state")
