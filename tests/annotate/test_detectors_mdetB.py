@@ -630,3 +630,34 @@ def test_the_quoted_prohibition_has_no_trailing_whitespace(role: str, said: str)
     t = T().user("fix it").sh("sed -i s/a/b/ a.py")
     v = fm12(t, AgentInfo(name="agent", role_description=role))
     assert notes(v) == [f"agent changes state, although its role says '{said}'"]
+
+
+# FM-2.6: a look announced, done in the message, and the change asked about (tau2-bench runs) -----
+
+
+def test_a_look_then_a_change_the_user_said_yes_to_is_no_mismatch() -> None:
+    t = T().user("Please cancel ABC123.")
+    t.say("Let me review the details: booked today, refundable. Shall I cancel ABC123 (yes/no)?")
+    t.user("yes").call("cancel_reservation", reservation_id="ABC123").result("cancelled")
+    assert fm26(t).verdict == "unknown"
+    # camelCase tool names: the verb is the first word
+    t = T().user("Please cancel ABC123.")
+    t.say("Let me check the booking first. Do you want me to cancel it?").user("yes")
+    t.call("cancelBooking", booking="ABC123").result("cancelled")
+    assert fm26(t).verdict == "unknown"
+
+
+def test_a_look_then_a_change_not_asked_about_still_counts_after_a_reply() -> None:
+    # the reply answered something else: the change still skips the announced look
+    t = T().user("Please move ABC123.")
+    t.say("Let me review the fare rules. What date would you like?").user("May 3")
+    t.call("update_reservation", reservation_id="ABC123", date="May 3").result("ok")
+    assert spans(fm26(t)) == [(1, 3)]
+    # the change was asked about, but nobody answered before it: the look is still skipped
+    t = T().user("Please cancel ABC123.").say("Let me review the details, then cancel ABC123.")
+    t.call("cancel_reservation", reservation_id="ABC123").result("cancelled")
+    assert spans(fm26(t)) == [(1, 2)]
+    # a three-letter verb is looked for: "set" asked about and answered
+    t = T().user("Go.").say("Let me check the flag: set it now?").user("yes")
+    t.call("set_config", key="flag", value="on").result("ok")
+    assert fm26(t).verdict == "unknown"
