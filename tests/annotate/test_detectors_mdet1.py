@@ -286,3 +286,27 @@ def test_a_first_question_in_a_run_without_a_user_is_no_lost_history() -> None:
     t.say("Same as above: 330 m.", actor="Researcher").say("Draft: 330 m.", actor="Writer")
     t.say("Checked the draft.", actor="Reviewer")
     assert verdict("FM-1.4", t.build()).verdict == "unknown"
+
+
+# FM-1.4: "as I said" opens the reply, or is emphasis further in (tau2-bench runs) -----------------
+
+
+def test_a_reminder_further_into_a_long_reply_is_not_a_repeat() -> None:
+    base = T().user("My user id is mia_1. I booked it 10 hours ago.").say("Let me look.")
+    base.call("get_user_details", user_id="mia_1").result("{}")
+    base.say("Which cities were on the booking?")
+    reply = "I don't remember the cities. Like I said, it was booked 10 hours ago."
+    assert verdict("FM-1.4", base.user(reply).build()).verdict == "absent"
+    opening = T().user("My user id is mia_1. I booked it 10 hours ago.").say("Let me look.")
+    opening.call("get_user_details", user_id="mia_1").result("{}")
+    opening.say("Which cities were on the booking?").user("Like I said, it was booked 10 hours ago.")
+    v = verdict("FM-1.4", opening.build())
+    assert (
+        v.verdict == "present"
+        and v.evidence[0].note == "the user has to repeat information given before (event 5)"
+    )
+    # a sentence end needs a space or the end after it: "v1.2" does not end the first sentence
+    dotted = T().user("My user id is mia_1. I use v1.2 of the app.").say("Let me look.")
+    dotted.call("get_user_details", user_id="mia_1").result("{}")
+    dotted.say("Which version?").user("v1.2, as I said.")
+    assert verdict("FM-1.4", dotted.build()).verdict == "present"

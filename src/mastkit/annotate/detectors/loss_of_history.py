@@ -5,8 +5,9 @@ Present when an agent asks again for something already given earlier in the run 
 compaction/condensation happened between the two; or when, right after a compaction, the
 agent repeats a tool call it had already completed before it.
 Also present when someone has to repeat themselves in reply to an agent's question: the user
-("like I said at the start", "I already told you") or, in a multi-agent run, another agent
-("same as above", "I posted it just now").
+("like I said at the start", "I already told you", in the reply's first sentence: a reminder
+further into a long reply is emphasis, not the answer repeated) or, in a multi-agent run,
+another agent ("same as above", "I posted it just now").
 History needs an exchange: a question in the agent side's first reply to a message is not a loss
 of history (it is where agents gather and confirm details; answering what the message just said
 is ignored input, FM-2.5, if anything), so a re-ask counts only when some agent turn lies
@@ -44,6 +45,7 @@ _POSTED_BEFORE = re.compile(
     r"i (?:already |just )?(?:posted|shared|reported|sent|gave) (?:it|this|that|them|the \w+)\s*"
     r"(?:just now|above|earlier|before|already)|already (?:posted|shared|reported) (?:it |this |that )?above)"
 )
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _FILLER = frozenset({"the", "a", "an", "of", "and", "or", "please", "again", "exact", "full"})
 _COMPACTION = re.compile(r"(?i)compact|condens|summar|truncat|context[_ ]?(?:reset|window)")
 
@@ -89,6 +91,8 @@ def loss_of_history(trace: Trace) -> ModeVerdict:
             low = e.content.lower()
             hint = any(w in low for w in ("said", "told", "mentioned", "gave", "wrote", "stated"))
             m2 = _REPEAT_COMPLAINT.search(e.content) if hint else None
+            if m2 is not None and _SENTENCE_END.search(e.content[: m2.start()]):
+                m2 = None  # a reminder deep in a long reply is emphasis, not the answer repeated
         else:
             m2 = _POSTED_BEFORE.search(e.content)
         asker = next(
