@@ -927,3 +927,22 @@ def test_fm13_one_occurrence_without_a_call_makes_the_rest_a_repeat() -> None:
     t = scan(["60RX9E", "S5IK51"]).say(SCAN).say("Hmm.")
     v = fm13(t)
     assert v.verdict == "present" and v.evidence[0].note == "same message sent 3 times"
+
+
+def test_fm13_the_same_check_after_each_change_is_a_recheck() -> None:
+    # tau2-bench telecom: the phone's speed test run again after a reboot, then after a toggle
+    t = T().user("My data is slow.").call("run_speed_test").result("Poor: 0.2 Mbps")
+    t.call("reboot_device").result("rebooted").call("run_speed_test").result("Poor: 0.2 Mbps")
+    t.call("toggle_roaming").result("roaming on").call("run_speed_test").result("Poor: 0.2 Mbps")
+    assert fm13(t).verdict == "absent"
+    # with no change between them the same three tests are a repeat
+    t = T().user("My data is slow.")
+    for _ in range(3):
+        t.call("run_speed_test").result("Poor: 0.2 Mbps")
+    t.call("reboot_device").result("rebooted")
+    assert fm13(t).evidence[0].note == "3 identical calls with identical output"
+    # a change after two tests: the third test is a re-check, so only two repeat
+    t = T().user("My data is slow.")
+    t.call("run_speed_test").result("Poor").call("run_speed_test").result("Poor")
+    t.call("reboot_device").result("rebooted").call("run_speed_test").result("Poor")
+    assert fm13(t).verdict == "absent"

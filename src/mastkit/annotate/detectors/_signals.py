@@ -62,7 +62,8 @@ _STATE_CHANGE_TOOLS = re.compile(
     r"(?i)(?:^|[_.:-])(?:edit|write|create|apply|patch|replace|str_replace|insert|delete|remove|update|set|"
     r"deploy|restart|rollout|scale|install|commit|move|rename|submit|cancel|book|refund|exchange|return|modify|"
     r"send|pay|charge|reserve|purchase|buy|place|add|upsert|rollback|revert|kill|terminate|stop|start|"
-    r"enable|disable|assign|approve|merge|upload|post|put|close|resolve|reopen|escalate)(?:$|[_.:-])"
+    r"enable|disable|assign|approve|merge|upload|post|put|close|resolve|reopen|escalate|reboot|reset|toggle|"
+    r"switch|activate|deactivate|suspend|resume|grant|revoke)(?:$|[_.:-])"
 )
 
 _SHELL_TOOLS = frozenset(

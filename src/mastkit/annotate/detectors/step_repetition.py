@@ -2,8 +2,9 @@
 
 Present when, ignoring replayed context:
 * an identical call (same tool, same arguments) is made 3+ times and the repeats return the
-  same output as the first (nothing changed in between; twice is too common in healthy runs —
-  a re-read, a status poll — to count); or
+  same output as the first, with no state-changing call in between (twice is too common in
+  healthy runs — a re-read, a status poll — to count; a test run again after a reboot or a
+  settings change is a re-check, even when it fails the same way); or
 * an agent sends the same substantive message (40+ characters, not a log line) 3+ times —
   short courtesy lines ("Can I help with anything else?") repeated after the work is done are
   a termination problem (FM-1.5), not a repeated step; or
@@ -22,7 +23,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
-from mastkit.annotate.detectors._signals import canonical_call, is_log_line, structured_enough
+from mastkit.annotate.detectors._signals import (
+    canonical_call,
+    is_log_line,
+    is_state_change,
+    structured_enough,
+)
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.traces.model import Event, Trace
 
@@ -115,9 +121,21 @@ def step_repetition(trace: Trace) -> ModeVerdict:
         calls[key].append((call, result))
         order.append(key)
     findings: list[Evidence] = []
+    changes = [
+        c.seq
+        for c, _r in trace.tool_calls()
+        if c.seq in live and c.tool_call is not None and is_state_change(c.tool_call)
+    ]
     for hits in calls.values():
         first_out = _output(hits[0][1])
-        same = [c for c, r in hits[1:] if _output(r) == first_out]
+        same: list[Event] = []
+        last = hits[0][0].seq
+        for c, r in hits[1:]:
+            if any(last < x < c.seq for x in changes):
+                break  # something changed in between: the same check again is a re-check
+            if _output(r) == first_out:
+                same.append(c)
+                last = c.seq
         if len(same) >= 2:
             events = [hits[0][0], *same]
             findings.append(
