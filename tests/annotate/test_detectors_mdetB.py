@@ -635,29 +635,30 @@ def test_the_quoted_prohibition_has_no_trailing_whitespace(role: str, said: str)
 # FM-2.6: a look announced, done in the message, and the change asked about (tau2-bench runs) -----
 
 
-def test_a_look_then_a_change_the_user_said_yes_to_is_no_mismatch() -> None:
+def test_a_look_in_a_message_that_names_the_change_is_no_mismatch() -> None:
     t = T().user("Please cancel ABC123.")
     t.say("Let me review the details: booked today, refundable. Shall I cancel ABC123 (yes/no)?")
     t.user("yes").call("cancel_reservation", reservation_id="ABC123").result("cancelled")
+    assert fm26(t).verdict == "unknown"
+    # with no reply in between: "I'll check and enable it now"
+    t = T().user("Roaming is off.").say("I'll check and enable it now.").call("enable_roaming").result("ok")
     assert fm26(t).verdict == "unknown"
     # camelCase tool names: the verb is the first word
     t = T().user("Please cancel ABC123.")
     t.say("Let me check the booking first. Do you want me to cancel it?").user("yes")
     t.call("cancelBooking", booking="ABC123").result("cancelled")
     assert fm26(t).verdict == "unknown"
+    # a three-letter verb is looked for
+    t = T().user("Go.").say("Let me check the flag and set it.").call("set_config", key="flag").result("ok")
+    assert fm26(t).verdict == "unknown"
 
 
-def test_a_look_then_a_change_not_asked_about_still_counts_after_a_reply() -> None:
-    # the reply answered something else: the change still skips the announced look
+def test_a_look_then_a_change_it_does_not_name_still_counts() -> None:
+    # a reply in between does not matter: the change was never announced
     t = T().user("Please move ABC123.")
     t.say("Let me review the fare rules. What date would you like?").user("May 3")
     t.call("update_reservation", reservation_id="ABC123", date="May 3").result("ok")
     assert spans(fm26(t)) == [(1, 3)]
-    # the change was asked about, but nobody answered before it: the look is still skipped
-    t = T().user("Please cancel ABC123.").say("Let me review the details, then cancel ABC123.")
-    t.call("cancel_reservation", reservation_id="ABC123").result("cancelled")
+    # "set" inside another word ("settings") does not name the change
+    t = T().user("Go.").say("Let me check the settings.").call("set_config", key="flag").result("ok")
     assert spans(fm26(t)) == [(1, 2)]
-    # a three-letter verb is looked for: "set" asked about and answered
-    t = T().user("Go.").say("Let me check the flag: set it now?").user("yes")
-    t.call("set_config", key="flag", value="on").result("ok")
-    assert fm26(t).verdict == "unknown"
