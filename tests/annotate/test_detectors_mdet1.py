@@ -310,3 +310,18 @@ def test_a_reminder_further_into_a_long_reply_is_not_a_repeat() -> None:
     dotted.call("get_user_details", user_id="mia_1").result("{}")
     dotted.say("Which version?").user("v1.2, as I said.")
     assert verdict("FM-1.4", dotted.build()).verdict == "present"
+
+
+def test_a_reminder_that_answers_no_question_or_request_is_not_a_repeat() -> None:
+    # tau2-bench: "as I mentioned" while declining an offer the agent only described
+    t = T().user("I want HAT139 on May 26.").say("Let me look.")
+    t.call("search_flights", date="May 26").result("[]")
+    t.say("HAT139 is sold out on May 26, so I will hold off on changes.")
+    t.user("As I mentioned, only HAT139 works for me.")
+    assert verdict("FM-1.4", t.build()).verdict == "absent"
+    # a request counts as asking ("Please send ..."), as does a question
+    for ask in ("Please send the flight number.", "Which flight was it?", "Could you give the flight"):
+        t = T().user("I want HAT139 on May 26.").say("Let me look.")
+        t.call("search_flights", date="May 26").result("[]").say(ask)
+        t.user("As I mentioned, HAT139.")
+        assert verdict("FM-1.4", t.build()).verdict == "present", ask

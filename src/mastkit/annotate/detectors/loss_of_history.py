@@ -45,6 +45,8 @@ _POSTED_BEFORE = re.compile(
     r"i (?:already |just )?(?:posted|shared|reported|sent|gave) (?:it|this|that|them|the \w+)\s*"
     r"(?:just now|above|earlier|before|already)|already (?:posted|shared|reported) (?:it |this |that )?above)"
 )
+# A message that asks for something: a question, or a request ("Please send the reason.").
+_ASKS = re.compile(r"(?i)\?|\b(?:please|could you|can you|would you|let me know|i need)\b")
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _FILLER = frozenset({"the", "a", "an", "of", "and", "or", "please", "again", "exact", "full"})
 _COMPACTION = re.compile(r"(?i)compact|condens|summar|truncat|context[_ ]?(?:reset|window)")
@@ -103,7 +105,7 @@ def loss_of_history(trace: Trace) -> ModeVerdict:
             ),
             None,
         )
-        if e.role != "user" and (asker is None or "?" not in (asker.content or "")):
+        if asker is None or not _ASKS.search(asker.content or ""):
             continue
         if m2 and asker is not None and _had_exchange(live, asker):
             between = [c for c in compactions if c.seq < asker.seq]
