@@ -132,3 +132,9 @@ def test_give_up_found_after_plain_sentence() -> None:
 def test_give_up_found_after_a_setback_the_agent_moved_past() -> None:
     text = "I couldn't find the root cause at first. I give up."
     assert give_up(text) == "I give up"
+
+
+def test_a_hopeful_claim_is_not_one() -> None:
+    # tau2-bench telecom: "I'm hopeful this has fixed it, so let's check"
+    assert success_claim("I'm hopeful this has fixed it, so let's check with a speed test.") is None
+    assert success_claim("This has fixed it.") == "has fixed"

@@ -484,3 +484,14 @@ def test_fm33_reads_the_claim_from_a_submission_summary() -> None:
     assert spans(v) == [(3, 3), (4, 4), (5, 5)]
     assert v.evidence[-1].quote == "is fixed"
     assert v.rationale == "success claimed although the last check failed"
+
+
+def test_a_device_stating_its_new_state_shows_the_change() -> None:
+    # tau2-bench telecom: the toggle's result states the new state, so the claim rests on it
+    t = T().user("My data does not work.").call("toggle_airplane_mode")
+    t.result("Airplane Mode is now OFF. Status Bar: 5G | Data Enabled")
+    t.say("Turning off Airplane Mode has restored your signal.")
+    assert fm32(t.build()).rationale == "the change at event 1 returned the updated record"
+    t = T().user("My data does not work.").call("toggle_airplane_mode").result("Done. Status Bar: 5G")
+    t.say("Turning off Airplane Mode has restored your signal.")
+    assert fm32(t.build()).verdict == "present"

@@ -50,7 +50,7 @@ _NEGATION = re.compile(
     r"(?i)\b(?:not|never|no longer|nothing|cannot|unable|yet to|fail(?:ed|s)? to|without|neither|nor)\b|n't\b"
 )
 _MODAL = re.compile(
-    r"(?i)\b(?:would|could|might|may|will|once|if|when|whenever|until|unless|after|hope|hopefully|expect|"
+    r"(?i)\b(?:would|could|might|may|will|once|if|when|whenever|until|unless|after|hope|hopeful|hopefully|expect|"
     r"expected|need(?:s|ed)? to|must|going to|let me|let's|try|trying|whether|want|plan|supposed|"
     r"make sure|ensure|to be|in order|verify that|check (?:that|if|whether)|confirm (?:that|if|whether))\b|'ll\b"
 )

@@ -74,7 +74,7 @@ def _wrap_up(call: Event) -> bool:
 
 _CONFIRMED = re.compile(
     r"(?i)\b(?:added|updated|created|cancell?ed|deleted|removed|sent|booked|transferred|applied|issued|"
-    r"refunded|scheduled|saved)\b"
+    r"refunded|scheduled|saved|(?:is|are) now (?:on|off|enabled|disabled|active|inactive|connected|disconnected))\b"
 )
 _FILE_ARG = frozenset({"path", "file", "filename", "file_path", "filepath", "target_file"})
 _FILE_TOOL = re.compile(r"(?i)file|edit|str_replace|patch|write")
@@ -98,7 +98,8 @@ def echoes_record(call: Event, result: Event | None) -> bool:
     if out.startswith("{") and out.count(":") >= 3:
         return True
     # A service's own confirmation naming what it did ("Certificate c_1 added to user u_2 with
-    # amount 200"); not for file tools, whose "file edited" says nothing about behaviour.
+    # amount 200", "Airplane Mode is now OFF. Status Bar: 5G"); not for file tools, whose "file
+    # edited" says nothing about behaviour.
     args = call.tool_call.arguments if isinstance(call.tool_call.arguments, dict) else {}
     file_tool = bool(_FILE_ARG.intersection(k.lower() for k in args)) or _FILE_TOOL.search(
         call.tool_call.name
