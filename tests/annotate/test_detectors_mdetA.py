@@ -946,3 +946,21 @@ def test_fm13_the_same_check_after_each_change_is_a_recheck() -> None:
     t.call("run_speed_test").result("Poor").call("run_speed_test").result("Poor")
     t.call("reboot_device").result("rebooted").call("run_speed_test").result("Poor")
     assert fm13(t).verdict == "absent"
+
+
+def test_fm13_a_scan_after_replayed_context_or_with_call_text_is_still_a_scan() -> None:
+    from mastkit.traces.model import ToolCall as TC
+
+    # replayed context at the start is skipped, not the end of the scan
+    t = T().event(kind="message", actor="user", role="user", content="(earlier)", is_copied_context=True)
+    t.user("Which of my reservations goes to LaGuardia?")
+    for rid in ("60RX9E", "S5IK51", "OUEA45"):
+        t.say(SCAN).call("get_reservation_details", reservation_id=rid).result(f"{rid}: ...")
+    assert fm13(t).verdict == "absent"
+    # a call event that carries text is still the message's call, not a new message
+    t = T().user("Which of my reservations goes to LaGuardia?")
+    for rid in ("60RX9E", "S5IK51", "OUEA45"):
+        call = TC(name="get_reservation_details", call_id=f"k{rid}", arguments={"reservation_id": rid})
+        t.say(SCAN).event(kind="tool_call", actor="agent", role="assistant", content="lookup", tool_call=call)
+        t.result(f"{rid}: ...")
+    assert fm13(t).verdict == "absent"

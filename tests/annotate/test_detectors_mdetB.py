@@ -643,14 +643,22 @@ def test_a_look_in_a_message_that_names_the_change_is_no_mismatch() -> None:
     # with no reply in between: "I'll check and enable it now"
     t = T().user("Roaming is off.").say("I'll check and enable it now.").call("enable_roaming").result("ok")
     assert fm26(t).verdict == "unknown"
-    # camelCase tool names: the verb is the first word
-    t = T().user("Please cancel ABC123.")
-    t.say("Let me check the booking first. Do you want me to cancel it?").user("yes")
-    t.call("cancelBooking", booking="ABC123").result("cancelled")
+    # the verb's other forms: updating (the "e" dropped), booking, upper case in the tool name
+    t = T().user("Move ABC123.").say("Let me check the fare before updating ABC123.")
+    t.call("update_reservation", reservation_id="ABC123").result("ok")
+    assert fm26(t).verdict == "unknown"
+    t = T().user("Book it.").say("Let me check the fare, then I finish the booking.")
+    t.call("Book_flight", flight="HAT1").result("ok")
     assert fm26(t).verdict == "unknown"
     # a three-letter verb is looked for
     t = T().user("Go.").say("Let me check the flag and set it.").call("set_config", key="flag").result("ok")
     assert fm26(t).verdict == "unknown"
+
+
+def test_a_verb_of_two_letters_is_never_taken_as_named() -> None:
+    # "do_update": the first word is "do", too short to look for, so the look still counts
+    t = T().user("Fix it.").say("Let me check it. Do you agree?").call("do_update", x=1).result("ok")
+    assert spans(fm26(t)) == [(1, 2)]
 
 
 def test_a_look_then_a_change_it_does_not_name_still_counts() -> None:

@@ -78,7 +78,7 @@ def _look_then_change(e: Event, events: list[Event], i: int) -> Evidence | None:
     )
     if nxt is None or nxt.tool_call is None or not is_state_change(nxt.tool_call):
         return None
-    if _names_verb(text, re.split(r"[_\W]|(?<=[a-z])(?=[A-Z])", nxt.tool_call.name)[0].lower()):
+    if _names_verb(text, re.split(r"[_\W]", nxt.tool_call.name)[0]):
         return None
     return evidence_at(
         [e, nxt], note=f"says it will {m.group(0).split()[-1]} first, changes state instead", text=m.group(0)
