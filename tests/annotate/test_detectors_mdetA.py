@@ -941,6 +941,12 @@ def test_fm13_the_same_check_after_each_change_is_a_recheck() -> None:
         t.call("run_speed_test").result("Poor: 0.2 Mbps")
     t.call("reboot_device").result("rebooted")
     assert fm13(t).evidence[0].note == "3 identical calls with identical output"
+    # three identical tests after the reboot repeat among themselves
+    t = T().user("My data is slow.").call("run_speed_test").result("Poor")
+    t.call("reboot_device").result("rebooted")
+    for _ in range(3):
+        t.call("run_speed_test").result("Poor")
+    assert [e.seq_start for e in fm13(t).evidence] == [5]
     # a change after two tests: the third test is a re-check, so only two repeat
     t = T().user("My data is slow.")
     t.call("run_speed_test").result("Poor").call("run_speed_test").result("Poor")

@@ -20,6 +20,7 @@ Absent when the trace has enough structured steps and neither happens.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
@@ -127,22 +128,25 @@ def step_repetition(trace: Trace) -> ModeVerdict:
         if c.seq in live and c.tool_call is not None and is_state_change(c.tool_call)
     ]
     for hits in calls.values():
-        first_out = _output(hits[0][1])
-        same: list[Event] = []
-        last = hits[0][0].seq
-        for c, r in hits[1:]:
-            if any(last < x < c.seq for x in changes):
-                break  # something changed in between: the same check again is a re-check
-            if _output(r) == first_out:
-                same.append(c)
-                last = c.seq
-        if len(same) >= 2:
-            events = [hits[0][0], *same]
-            findings.append(
-                evidence_at(
-                    events, note=f"{len(events)} identical calls with identical output", text=events[0].text()
+        # a state change between two identical calls starts a new run: the same check again
+        # after a reboot or a settings change is a re-check
+        runs: list[list[tuple[Event, Event | None]]] = [[hits[0]]]
+        for prev, cur in itertools.pairwise(hits):
+            if any(prev[0].seq < x < cur[0].seq for x in changes):
+                runs.append([])
+            runs[-1].append(cur)
+        for run in runs:
+            first_out = _output(run[0][1])
+            same = [c for c, r in run[1:] if _output(r) == first_out]
+            if len(same) >= 2:
+                events = [run[0][0], *same]
+                findings.append(
+                    evidence_at(
+                        events,
+                        note=f"{len(events)} identical calls with identical output",
+                        text=events[0].text(),
+                    )
                 )
-            )
     made = _calls_after(trace, live)
     texts: dict[tuple[str, str], list[Event]] = defaultdict(list)
     n_msgs = 0
