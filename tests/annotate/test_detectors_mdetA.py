@@ -947,6 +947,16 @@ def test_fm13_the_same_check_after_each_change_is_a_recheck() -> None:
     for _ in range(3):
         t.call("run_speed_test").result("Poor")
     assert [e.seq_start for e in fm13(t).evidence] == [5]
+    # a read between the tests changes nothing: still a repeat
+    t = T().user("My data is slow.")
+    for i in range(3):
+        t.call("run_speed_test").result("Poor").call("get_status", line=i).result("on")
+    assert [e.seq_start for e in fm13(t).evidence] == [1]
+    # a replayed (copied) change is not a change in this run
+    t = T().user("My data is slow.").call("run_speed_test").result("Poor")
+    t.call("reboot_device", copied=True).result("rebooted", copied=True)
+    t.call("run_speed_test").result("Poor").call("run_speed_test").result("Poor")
+    assert [e.seq_start for e in fm13(t).evidence] == [1]
     # a change after two tests: the third test is a re-check, so only two repeat
     t = T().user("My data is slow.")
     t.call("run_speed_test").result("Poor").call("run_speed_test").result("Poor")
