@@ -313,7 +313,7 @@ def test_tau2_user_tool_calls_keep_the_user_role(tmp_path: Path) -> None:
 
 
 def test_tau2_results_with_no_simulation_say_so(tmp_path: Path) -> None:
-    # a tau2-bench run stopped before it saved a simulation (7 of 50 files of a public fork's
+    # a tau2-bench run stopped before it saved a simulation (10 of 52 files in a public fork's
     # data/simulations): it was "no importer recognises", now it names what is missing
     info = {"environment_info": {"domain_name": "airline"}, "agent_info": {"llm": "grok-3"}}
     path = _write(
