@@ -80,7 +80,8 @@ def _clauses(sentence: str) -> list[tuple[int, str]]:
     return out
 
 
-def _sentences(text: str) -> list[str]:
+def sentences(text: str) -> list[str]:
+    """The text's non-blank sentences (split after . ! ? followed by space, and at line breaks)."""
     return [s for s in _SENTENCE.split(text) if s.strip()]
 
 
@@ -93,7 +94,7 @@ def success_claim(text: str | None) -> str | None:
     """
     if not text:
         return None
-    for sentence in _sentences(text):
+    for sentence in sentences(text):
         if sentence.rstrip().endswith("?") or _LEADING_CONDITION.search(sentence):
             continue
         opening = _OPENING_CLAIM.search(sentence)
@@ -124,7 +125,7 @@ def give_up(text: str | None) -> str | None:
     """
     if not text:
         return None
-    for sentence in _sentences(text):
+    for sentence in sentences(text):
         m = GIVE_UP.search(sentence)
         if m is None or sentence.rstrip().endswith("?"):
             continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from mastkit.annotate.detectors._base import absent, detector, evidence_at, live_events, present, unknown
+from mastkit.annotate.detectors._claims import sentences
 from mastkit.annotate.detectors._signals import canonical_call, structured_enough
 from mastkit.annotate.model import Evidence, ModeVerdict
 from mastkit.traces.model import Event, Trace
@@ -47,7 +48,6 @@ _POSTED_BEFORE = re.compile(
 )
 # A message that asks for something: a question, or a request ("Please send the reason.").
 _ASKS = re.compile(r"(?i)\?|\b(?:please|could you|can you|would you|let me know|i need)\b")
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _FILLER = frozenset({"the", "a", "an", "of", "and", "or", "please", "again", "exact", "full"})
 _COMPACTION = re.compile(r"(?i)compact|condens|summar|truncat|context[_ ]?(?:reset|window)")
 
@@ -92,9 +92,8 @@ def loss_of_history(trace: Trace) -> ModeVerdict:
         if e.role == "user":
             low = e.content.lower()
             hint = any(w in low for w in ("said", "told", "mentioned", "gave", "wrote", "stated"))
-            m2 = _REPEAT_COMPLAINT.search(e.content) if hint else None
-            if m2 is not None and _SENTENCE_END.search(e.content[: m2.start()]):
-                m2 = None  # a reminder deep in a long reply is emphasis, not the answer repeated
+            # only in the reply's first sentence: a reminder further in is emphasis
+            m2 = _REPEAT_COMPLAINT.search(next(iter(sentences(e.content)), "")) if hint else None
         else:
             m2 = _POSTED_BEFORE.search(e.content)
         asker = next(
