@@ -115,18 +115,16 @@ def step_repetition(trace: Trace) -> ModeVerdict:
     live = {e.seq for e in live_events(trace)}
     calls: dict[str, list[tuple[Event, Event | None]]] = defaultdict(list)
     order: list[str] = []
+    changes: list[int] = []
     for call, result in trace.tool_calls():
         if call.seq not in live or call.tool_call is None:
             continue
         key = canonical_call(call.tool_call)
         calls[key].append((call, result))
         order.append(key)
+        if is_state_change(call.tool_call):
+            changes.append(call.seq)
     findings: list[Evidence] = []
-    changes = [
-        c.seq
-        for c, _r in trace.tool_calls()
-        if c.seq in live and c.tool_call is not None and is_state_change(c.tool_call)
-    ]
     for hits in calls.values():
         # a state change between two identical calls starts a new run: the same check again
         # after a reboot or a settings change is a re-check
