@@ -159,6 +159,10 @@ def _first_write_action(trace: Trace, events: list[Event]) -> h.Finding | None:
     return h.Finding("first_write", write, "first write attempted") if write is not None else None
 
 
+def _ended_by(trace: Trace) -> str | None:
+    return trace.termination.by if trace.termination is not None else None
+
+
 def methods() -> dict[str, Method | None]:
     """Every method of the table, in order (None: random, scored by its exact expectation)."""
     out: dict[str, Method | None] = {
@@ -174,6 +178,8 @@ def methods() -> dict[str, Method | None]:
         "user pivot": _alone(lambda t, ev: h.user_pivot(ev)),
         "user dispute": _alone(lambda t, ev: h.user_dispute(ev)),
         "user quit": _alone(lambda t, ev: h.user_quit(ev)),
+        "user withholds": _alone(lambda t, ev: h.user_withholds(ev, t.task)),
+        "user ends on yes": _alone(lambda t, ev: h.user_ends_on_yes(ev, ended_by=_ended_by(t))),
         "stall report": _alone(lambda t, ev: h.stall_report(ev)),
         "accepted report": _alone(lambda t, ev: h.accepted_report(ev)),
         "first report (supervised)": _alone(lambda t, ev: h.first_report(ev)),

@@ -110,7 +110,7 @@ def test_a_failure_with_no_agent_before_it_falls_through() -> None:
         "Coder",
         2,
         "first_action: no failure signal found; first agent step",
-        0.42,
+        0.44,
     )
 
 
@@ -200,7 +200,7 @@ def test_first_action_skips_the_task_and_empty_steps() -> None:
         "Coder",
         3,
         "first_action: no failure signal found; first agent step",
-        0.42,
+        0.44,
         None,
         "rules",
     )
@@ -238,7 +238,7 @@ def test_a_detector_finding_no_longer_decides() -> None:
         "Planner",
         1,
         "first_action: no failure signal found; first agent step",
-        0.42,
+        0.44,
         None,
         "rules",
     )

@@ -195,7 +195,7 @@ def test_an_opening_message_whose_code_runs_is_the_first_action() -> None:
         "Coder",
         0,
         "first_action: no failure signal found; first agent step (the opening message acts)",
-        0.42,
+        0.44,
     )
 
 

@@ -1,7 +1,9 @@
 """Single attribution heuristics: each names one step of a failed run as the decisive one, or nothing.
 
-They read only the trace's events (never its outcome, labels, raw record or task field), so
-they can be measured one by one and combined by :mod:`mastkit.attribute.rule_attributor`.
+They read the trace's events, never its outcome, labels or raw record, so they can be measured
+one by one and combined by :mod:`mastkit.attribute.rule_attributor`. One also reads the
+simulated user's own instructions (``user_withholds``; tau-bench and tau2-bench put them in the
+task field), which are what that agent was given, not how the run was graded.
 
 * :func:`first_write` — the first state-changing action (a tool whose name is a write verb:
   book, cancel, update, delete, send, transfer, ...) that took effect; when none took effect,
@@ -21,6 +23,10 @@ they can be measured one by one and combined by :mod:`mastkit.attribute.rule_att
   record itself shows, so the user's account, not the record, is wrong.
 * :func:`user_quit` — the (simulated) user as the responsible agent: it ends the run while the
   agent waits for its answer to a question, before anything was changed.
+* :func:`user_withholds` — the simulated user says it lacks an identifier (its user id, ...) that
+  its own instructions give it and never says it, and nothing gets written.
+* :func:`user_ends_on_yes` — the user approves the action the agent proposed and ends the
+  conversation in the same message, so the agent never gets to do it.
 * :func:`stall_report`, :func:`wrong_answer`, :func:`detector_finding` — the Who&When signals
   (a supervisor reporting no progress, a stated answer that differs from the ground truth,
   the earliest rule-detector evidence).
@@ -41,6 +47,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mastkit.annotate.detectors._base import detectors
+from mastkit.annotate.detectors._claims import affirms
 from mastkit.annotate.detectors._signals import FAILURE_OUTPUT
 from mastkit.traces.model import Event, Trace, is_agent_name
 
@@ -65,8 +72,10 @@ __all__ = [
     "supervisor",
     "unverified_action",
     "user_dispute",
+    "user_ends_on_yes",
     "user_pivot",
     "user_quit",
+    "user_withholds",
     "wrong_answer",
 ]
 
@@ -541,6 +550,120 @@ def user_quit(events: list[Event]) -> Finding | None:
     if asked is None or "?" not in (asked.content or ""):
         return None
     return Finding("user_quit", events[-1], f"the user ends the run instead of answering event {asked.seq}")
+
+
+# A user saying it lacks something ("I don't have my user ID", "I can't find it", "no idea").
+_LACKS = re.compile(
+    r"(?i)\b(?:(?:do|does|did) not|(?:do|does|did)n['’]?t|can(?:not|['’]?t)|ha(?:ve|s)(?: not|n['’]?t)"
+    r"|unable to|no longer)\s+(?:\w+\s+){0,2}?(?:have|know|remember|recall|find|locate|access|got)\b"
+    r"|\bno idea\b"
+)
+# An identifier: a word of five or more characters mixing letters and digits (mia_kim_4397, JMO1MG).
+_IDENTIFIER = re.compile(r"\b(?=\w*\d)(?=\w*[A-Za-z])\w{5,}\b")
+# Words that name the user's own identity, and the phrases that introduce it ("You are X").
+_IDENTITY_WORDS = frozenset({"user", "username", "account", "profile", "customer", "login", "member"})
+_INTRODUCES_SELF = re.compile(r"(?i)\b(?:you are|i am|your name is|my name is)\s*:?\s*$")
+# Words too generic to tell one kind of identifier from another.
+_GENERIC = frozenset({
+    "id", "ids", "number", "numbers", "code", "codes", "no", "details", "detail", "information", "info",
+    "the", "my", "your", "it", "its", "is", "are", "and", "or", "of", "for", "with", "to", "me", "that",
+    "this", "those", "these", "them", "either", "any", "right", "now", "on", "at", "handy", "you", "i",
+    "we", "us", "our", "can", "could", "would", "please", "provide", "have", "be", "so", "if", "also",
+    "moment", "currently", "sure", "all", "just", "yet", "access",
+})  # fmt: skip
+# A sentence asking the user to approve what the agent is about to do ("Shall I proceed?",
+# "Please confirm", "Does everything look correct?"); a report ("I'm pleased to confirm") is not.
+_ASKS_APPROVAL = re.compile(
+    r"(?i)\b(?:confirm|proceed|go ahead|shall i|should i|are you sure|yes/no"
+    r"|(?:is|does|do) (?:that|this|everything|all|these|the above)(?: all)? (?:look |looks |sound |sounds )?"
+    r"(?:correct|right|ok(?:ay)?|good|accurate))"
+)
+_AS_A_REQUEST = re.compile(r"(?i)\?|\blet me know\b|\bplease\b|\breply\b|\byes/no\b")
+# A proposal to hand the user over: approving it ends the conversation by design.
+_HANDOFF = re.compile(
+    r"(?i)\btransfer|\bhuman agent|\bsupervisor|\brepresentative|\bhand (?:you )?(?:off|over)"
+)
+
+
+def _kind_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in _GENERIC and len(w) > 1}
+
+
+def _goal_identifiers(goal: str) -> Iterator[tuple[str, set[str]]]:
+    """Each identifier the goal holds, with the words that say what it is: the few words before
+    it ("Your user id is X" -> user), or the identity words when it introduces the user itself
+    ("You are X")."""
+    for m in _IDENTIFIER.finditer(goal):
+        before = goal[max(0, m.start() - 40) : m.start()]
+        before = re.split(r"[.\n;]", before)[-1]
+        kinds = _kind_words(" ".join(before.split()[-4:]))
+        if _INTRODUCES_SELF.search(before):
+            kinds |= _IDENTITY_WORDS
+        yield m.group(), kinds
+
+
+def user_withholds(events: list[Event], goal: str | None) -> Finding | None:
+    """The (simulated) user says it lacks an identifier that its own instructions give it.
+
+    ``goal`` is the simulated user's instructions (tau-bench puts them in ``Trace.task``); with
+    none, nothing fires. Fires at the first user message that answers an agent question by
+    saying it does not have or know something ("I don't have my user ID"; "I don't have those
+    with me" refers back to what the question asked for), when the instructions hold an
+    identifier of that kind (a word mixing letters and digits, said to be the user's id,
+    reservation, ...) that the user never says anywhere in the run, and no state-changing call
+    was attempted: the user withheld what the agent needed, and nothing it came for was done.
+    A user who truly lacks the thing it names (its instructions give no such identifier) is not
+    blamed: the agent should have asked for something else.
+    """
+    if not goal or first_write_attempt(events) is not None:
+        return None
+    users = [i for i, e in enumerate(events) if is_user(e)]
+    said = " ".join(events[i].content or "" for i in users).lower()
+    held = [(token, kinds) for token, kinds in _goal_identifiers(goal) if token.lower() not in said]
+    if not held:
+        return None
+    for i in users:
+        text = events[i].content or ""
+        lack = _LACKS.search(text)
+        if lack is None:
+            continue
+        asked = next((e for e in reversed(events[:i]) if is_step(e) and e.tool_call is None), None)
+        if asked is None or "?" not in (asked.content or ""):
+            continue
+        claimed = _kind_words(re.split(r"[.!?]", text[lack.end() :])[0])
+        if not claimed:
+            # "I don't have those": what it lacks is what the question asked for
+            claimed = _kind_words(
+                " ".join(q for q in re.split(r"(?<=[.!?])\s+", asked.content or "") if "?" in q)
+            )
+        for token, kinds in held:
+            if claimed & kinds:
+                reason = f"the user says it lacks its {' '.join(sorted(claimed & kinds))} identifier, which its instructions give ({token})"
+                return Finding("user_withholds", events[i], reason)
+    return None
+
+
+def user_ends_on_yes(events: list[Event], *, ended_by: str | None = None) -> Finding | None:
+    """The user approves the agent's proposed action and ends the conversation in the same message.
+
+    Fires when the run's last event is a user message that says yes, the agent's last message
+    before it asks for approval ("Shall I proceed?", "Please confirm"), and the run was not ended
+    by someone else (``ended_by``: who ended it, when the trace records it; "user" or unknown
+    fits). The agent never got a turn to do what was approved, so the user is blamed.
+    """
+    if not events or not is_user(events[-1]) or ended_by not in (None, "user", "unknown"):
+        return None
+    asked = next((e for e in reversed(events[:-1]) if is_step(e) and e.tool_call is None), None)
+    if asked is None or _HANDOFF.search(asked.content or "") or not affirms(events[-1].content or ""):
+        return None
+    sentences = re.split(r"(?<=[.!?])\s+", asked.content or "")
+    if not any(_ASKS_APPROVAL.search(x) and _AS_A_REQUEST.search(x) for x in sentences):
+        return None
+    return Finding(
+        "user_ends_on_yes",
+        events[-1],
+        f"the user approves event {asked.seq} and ends the run before it is done",
+    )
 
 
 def stall_report(events: list[Event]) -> Finding | None:

@@ -9,22 +9,27 @@ halves and the blind sets are reported, not tuned on:
 
 1. ``user_dispute`` — the user says the record the agent just looked up is wrong, naming a code
    or number that record shows: the user's account, not the record, is blamed.
-2. ``error_step`` — the first agent action whose direct result is an error (a failing tool call,
+2. ``user_withholds`` — the simulated user says it lacks an identifier its own instructions give
+   it (the task field, where tau-bench and tau2-bench put them), never says it, and nothing is
+   written: the user's claim is blamed.
+3. ``user_ends_on_yes`` — the run ends on a user message that approves what the agent's last
+   message proposed (not a hand-off), and no one else ended the run: the user is blamed.
+4. ``error_step`` — the first agent action whose direct result is an error (a failing tool call,
    a terminal reply with a traceback or non-zero exit) or a silent run (exit code 0, nothing
    printed): the agent step that acted is blamed.
-3. ``first_write`` — the first state-changing action (a tool named with a write verb). When its
+5. ``first_write`` — the first state-changing action (a tool named with a write verb). When its
    arguments hold a value nobody gave before (no user message, tool result or system prompt
    stated it), the write itself is the unverified assumption and is blamed; otherwise the
    decision was made where the agent proposed it, so the agent's last message before the write
    is blamed when only the user's confirmation sits between them (a greeting the agent sent
    before the user's request is not a proposal).
-4. ``accepted_report`` — in a supervised run (an agent keeps a progress ledger), the supervisor
+6. ``accepted_report`` — in a supervised run (an agent keeps a progress ledger), the supervisor
    declares the request satisfied: the worker report it accepted is blamed, since the run failed.
-5. ``stall_report`` — the supervisor reports no progress or a loop: the last step of another
+7. ``stall_report`` — the supervisor reports no progress or a loop: the last step of another
    agent before the report.
-6. ``wrong_answer`` (only with the ground truth) — the first stated answer that does not contain
+8. ``wrong_answer`` (only with the ground truth) — the first stated answer that does not contain
    the expected one.
-7. Fallback, chosen by the run's structure: ``first_report`` — in a supervised run, the first
+9. Fallback, chosen by the run's structure: ``first_report`` — in a supervised run, the first
    step of a worker (the supervisor's plan and ledger are bookkeeping); otherwise
    ``first_action`` — the first agent step after the task statement, where an opening agent
    message whose code is run counts as that step.
@@ -41,8 +46,9 @@ ends the run the same way.
 The rule detectors are no longer consulted: as the signal before the fallback they named the
 labelled step in none of the tuning runs where they decided (0 of 5).
 
-Only the events are read: never the outcome, the labels, the raw record or the task field, so
-the answer does not change with the grade.
+Only the events, who ended the run and the simulated user's instructions (``user_withholds``)
+are read: never the outcome, the labels or the raw record, so the answer does not change with
+the grade.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ __all__ = ["CONFIDENCE", "attribute_by_rules", "decision_step"]
 
 CONFIDENCE = {
     "user_dispute": 0.5,  # 0 of 0: decided no tuning run
+    "user_withholds": 0.67,  # 1 of 1
+    "user_ends_on_yes": 0.67,  # 1 of 1
     "error_step": 0.44,  # 35 of 80
     "first_write": 0.57,  # 22 of 38
     "unverified": 0.4,  # 1 of 3
@@ -63,7 +71,7 @@ CONFIDENCE = {
     "stall_report": 0.18,  # 2 of 15
     "wrong_answer": 0.56,  # 8 of 14, with the ground truth
     "first_report": 0.57,  # 3 of 5
-    "first_action": 0.42,  # 26 of 62
+    "first_action": 0.44,  # 26 of 60
 }
 """Confidence reported per signal: its measured exact-step precision on the tuning sets.
 
@@ -124,8 +132,11 @@ def attribute_by_rules(trace: Trace, *, ground_truth: str | None = None) -> Attr
     events = h.live_events(trace)
     if not events:
         return Attribution(method="rules", reason="empty trace", confidence=0.0)
+    ended_by = trace.termination.by if trace.termination is not None else None
     found = (
         h.user_dispute(events)
+        or h.user_withholds(events, trace.task)
+        or h.user_ends_on_yes(events, ended_by=ended_by)
         or h.first_bad_result(events)
         or _first_write(events)
         or h.accepted_report(events)

@@ -474,3 +474,35 @@ def test_autogen_agentchat_team_state_thread() -> None:
     assert [a.name for a in t.agents] == ["planner", "writer"] and t.framework == "autogen-agentchat"
     assert t.events[2].source is not None
     assert t.events[2].source.pointer == "/agent_states/RoundRobinGroupChatManager/message_thread/2"
+
+
+def test_tau2_user_scenario_becomes_the_task(tmp_path: Path) -> None:
+    # the simulated user's instructions are its goal, as tau-bench's info.task.instruction is
+    structured = {
+        "persona": "Calm and brief.",
+        "instructions": {
+            "domain": "airline",
+            "reason_for_call": "Change a flight.",
+            "known_info": "Your user id is mia_kim_4397.",
+            "unknown_info": None,
+            "task_instructions": "Insist on a nonstop flight.",
+        },
+    }
+    doc = {
+        "info": {"agent_info": {"llm": "m"}},
+        "tasks": [
+            {"id": "1", "user_scenario": structured},
+            {"id": "2", "user_scenario": {"persona": None, "instructions": "You want a refund."}},
+            {"id": "3", "user_scenario": {"instructions": {"domain": "airline"}}},
+        ],
+        "simulations": [
+            {"id": f"s{i}", "task_id": str(i), "messages": [{"role": "user", "content": "hi"}]}
+            for i in (1, 2, 3)
+        ],
+    }
+    a, b, c = list(load_traces(_write(tmp_path, "results.json", doc)))
+    assert a.task == (
+        "Calm and brief.\n\nReason for call: Change a flight.\n\nKnown info: Your user id is mia_kim_4397."
+        "\n\nTask instructions: Insist on a nonstop flight."
+    )
+    assert b.task == "You want a refund." and c.task is None

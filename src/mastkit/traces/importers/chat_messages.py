@@ -181,6 +181,31 @@ _TAU2_TERMINATION: dict[str, tuple[str, Any]] = {
 }  # fmt: skip
 
 
+_TAU2_SCENARIO_PARTS = (
+    ("reason_for_call", "Reason for call"),
+    ("known_info", "Known info"),
+    ("unknown_info", "Unknown info"),
+    ("task_instructions", "Task instructions"),
+)
+
+
+def _tau2_scenario(task: Any) -> str | None:
+    """A tau2-bench task's ``user_scenario`` as text: the simulated user's persona and instructions
+    (its hidden goal, as tau-bench's ``info.task.instruction`` is), or None when there is none."""
+    scenario = _dict_at(task, "user_scenario")
+    instructions = scenario.get("instructions")
+    parts = [scenario["persona"]] if isinstance(scenario.get("persona"), str) and scenario["persona"] else []
+    if isinstance(instructions, str) and instructions.strip():
+        parts.append(instructions)
+    elif isinstance(instructions, dict):
+        parts += [
+            f"{title}: {instructions[key]}"
+            for key, title in _TAU2_SCENARIO_PARTS
+            if isinstance(instructions.get(key), str) and instructions[key].strip()
+        ]
+    return "\n\n".join(parts) or None
+
+
 def _dict_at(value: Any, *keys: str) -> dict[str, Any]:
     """``value[k1][k2]...`` when each step is a dict, else ``{}``."""
     for k in keys:
@@ -634,6 +659,9 @@ class ChatMessagesImporter(Importer):
             agent_info = _dict_at(results, "info", "agent_info")
             if "model" not in fields and isinstance(agent_info.get("llm"), str):
                 fields["model"] = agent_info["llm"]
+            scenario = _tau2_scenario(tau2.get("tau2_task") if tau2 is not None else None)
+            if scenario is not None:
+                fields.setdefault("task", scenario)
             native = meta.get("termination_reason")
             if isinstance(native, str):
                 reason, by = _TAU2_TERMINATION.get(native, ("unknown", "unknown"))
