@@ -12,8 +12,9 @@ Label sets (from ../shared/data, read-only, unless said otherwise):
   (``tau fresh``, ``tau fresh2``);
 * tau2-bench airline, 39 failed runs of three Grok models written by another runner, shipped
   gzipped in bench/attribution_labels/tau2_airline_grok/ and labelled blind after the rules were
-  frozen (``tau2 grok``, read since, so tuning now) and 32 more labelled blind after the change
-  it prompted (``tau2 grok2``): read from the repository, so they need no shared data.
+  frozen (``tau2 grok``, read since, so tuning now), 32 more labelled blind after the change
+  it prompted (``tau2 grok2``) and 43 more labelled blind after the user signals that followed
+  (``tau2 grok3``): read from the repository, so they need no shared data.
 
 Methods: ``random`` (exact expectation), ``first step`` / ``last step`` (of any agent), each
 single heuristic of ``mastkit.attribute.heuristics`` on its own (falling back to the first agent
@@ -72,6 +73,10 @@ TAU2_DATA2 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok2"
 """37 more such runs (four Grok models), chosen before the rule change the first set prompted."""
 TAU2_LABELS2 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok2.jsonl"
 """Their labels, made blind by three more helpers; merged after that change was committed (TAU2x_a/b/c.md)."""
+TAU2_DATA3 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok3"
+"""44 more (three airline policy variants), chosen before the user signals that followed the second set."""
+TAU2_LABELS3 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok3.jsonl"
+"""Their labels, made blind by four more helpers; merged after those signals were committed (TAU2y_a/b/c/d.md)."""
 OLD_COMMIT = "34bdaa3"
 HC_SEED = 19
 """Seed of the fixed Hand-Crafted dev/held split (chosen before looking at either half)."""
@@ -103,6 +108,9 @@ def label_sets(shared: Path) -> dict[str, list[Gold]]:
     if TAU2_LABELS2.exists():
         with unpacked(TAU2_DATA2) as folder:
             sets["tau2 grok2 (blind)"] = load_labels(TAU2_LABELS2, folder.parent, lambda p: load_traces(p))
+    if TAU2_LABELS3.exists():
+        with unpacked(TAU2_DATA3) as folder:
+            sets["tau2 grok3 (blind)"] = load_labels(TAU2_LABELS3, folder.parent, lambda p: load_traces(p))
     return sets
 
 

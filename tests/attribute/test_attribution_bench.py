@@ -125,38 +125,44 @@ def test_the_tau_labels_name_real_failed_steps() -> None:
         assert step.actor == g.agent and g.agent in ("assistant", "user")
 
 
-def _tau2_golds(second: bool = False) -> list[Gold]:
+def _tau2_files(which: int) -> tuple[Path, Path]:
     bench = _bench()
-    data, labels = (bench.TAU2_DATA2, bench.TAU2_LABELS2) if second else (bench.TAU2_DATA, bench.TAU2_LABELS)
-    with bench.unpacked(data) as folder:
+    return {
+        1: (bench.TAU2_DATA, bench.TAU2_LABELS),
+        2: (bench.TAU2_DATA2, bench.TAU2_LABELS2),
+        3: (bench.TAU2_DATA3, bench.TAU2_LABELS3),
+    }[which]
+
+
+def _tau2_golds(which: int = 1) -> list[Gold]:
+    data, labels = _tau2_files(which)
+    with _bench().unpacked(data) as folder:
         return load_labels(labels, folder.parent, lambda p: load_traces(p))
 
 
-@pytest.mark.parametrize(("second", "n"), [(False, 39), (True, 32)])
-def test_the_tau2_sets_ship_their_data_and_label_real_failed_steps(second: bool, n: int) -> None:
-    golds = _tau2_golds(second)  # read from the repository: no shared data needed
+@pytest.mark.parametrize(("which", "n", "per_task"), [(1, 39, 1), (2, 32, 1), (3, 43, 2)])
+def test_the_tau2_sets_ship_their_data_and_label_real_failed_steps(which: int, n: int, per_task: int) -> None:
+    golds = _tau2_golds(which)  # read from the repository: no shared data needed
     assert len(golds) == n and len({g.trace.trace_id for g in golds}) == n
-    bench = _bench()
-    rows = [
-        json.loads(line)
-        for line in (bench.TAU2_LABELS2 if second else bench.TAU2_LABELS).read_text().splitlines()
-        if line.strip()
-    ]
-    assert len({(r["model"], r["task_id"]) for r in rows}) == n  # one run per (model, task)
+    rows = [json.loads(line) for line in _tau2_files(which)[1].read_text().splitlines() if line.strip()]
+    # runs per (model, task): one in the first two sets; up to two per policy variant in the third
+    runs = Counter((r["model"], r.get("domain"), r["task_id"]) for r in rows)
+    assert max(runs.values()) == per_task
     for g in golds:
         assert g.trace.outcome is not None and g.trace.outcome.success is False
         assert g.trace.source_format == "chat_messages" and "tau2_task" in (g.trace.raw or {})
+        assert g.trace.task  # the simulated user's instructions
         step = next(e for e in g.trace.events if e.seq == g.step)
         assert step.actor == g.agent and g.agent in ("assistant", "user")
 
 
-def test_the_two_tau2_sets_share_no_run() -> None:
-    first = {g.trace.trace_id for g in _tau2_golds()}
-    assert first and not first & {g.trace.trace_id for g in _tau2_golds(second=True)}
+def test_the_tau2_sets_share_no_run() -> None:
+    ids = [{g.trace.trace_id for g in _tau2_golds(which)} for which in (1, 2, 3)]
+    assert all(ids) and not ids[0] & ids[1] and not ids[0] & ids[2] and not ids[1] & ids[2]
 
 
 def test_the_rules_are_blind_to_reward_and_grading_info() -> None:
-    for g in [*_tau_golds(), *_tau2_golds(), *_tau2_golds(second=True)]:
+    for g in [*_tau_golds(), *_tau2_golds(1), *_tau2_golds(2), *_tau2_golds(3)]:
         t = g.trace
         graded = t.model_copy(
             update={"outcome": Outcome(success=True, score=1.0), "raw": {"reward": 1.0, "info": {}}}
@@ -180,7 +186,7 @@ def test_the_benchmark_runs_and_the_rules_beat_each_single_heuristic() -> None:
     figures = json.loads(done.stdout)
     who = ["W&W AG (tune)", "W&W HC dev (tune)", "W&W HC held"]
     taus = ["tau dev (tune)", "tau held", "tau fresh (blind)", "tau fresh2 (blind)"]
-    tau2 = ["tau2 grok (tune)", "tau2 grok2 (blind)"]
+    tau2 = ["tau2 grok (tune)", "tau2 grok2 (blind)", "tau2 grok3 (blind)"]
     assert list(figures) == [*who, *taus, *tau2]
     singles = [m for m in figures["tau held"] if m not in ("rules", "random (expected)")]
     assert "old rules (34bdaa3)" in singles and "first write attempted" in singles and "user quit" in singles
@@ -208,6 +214,13 @@ def test_the_benchmark_runs_and_the_rules_beat_each_single_heuristic() -> None:
             assert figures[set_name]["user dispute"]["agent"]["hits"] == rules + 1
             others.remove("user dispute")
         assert all(rules >= figures[set_name][m]["agent"]["hits"] for m in others), set_name
+    # the third Grok set, labelled blind after user_withholds and user_ends_on_yes were committed:
+    # 16 steps of 43 (the best single heuristic, the first write, 11); agent 39, tied with
+    # user_dispute alone (neither new signal fired there)
+    grok3 = figures["tau2 grok3 (blind)"]
+    assert (grok3["rules"]["step"]["hits"], grok3["rules"]["agent"]["hits"]) == (16, 39)
+    assert grok3["user withholds"]["agent"]["hits"] == grok3["first agent step"]["agent"]["hits"]
+    assert grok3["user ends on yes"]["agent"]["hits"] == grok3["first agent step"]["agent"]["hits"]
     # tau dev: 15 agents and 11 steps of 18 once user_pivot left the order (17 and 13 with it)
     assert figures["tau dev (tune)"]["rules"]["agent"]["hits"] >= 15
     assert figures["tau dev (tune)"]["rules"]["step"]["hits"] >= 11
