@@ -13,8 +13,9 @@ Label sets (from ../shared/data, read-only, unless said otherwise):
 * tau2-bench airline, 39 failed runs of three Grok models written by another runner, shipped
   gzipped in bench/attribution_labels/tau2_airline_grok/ and labelled blind after the rules were
   frozen (``tau2 grok``, read since, so tuning now), 32 more labelled blind after the change
-  it prompted (``tau2 grok2``) and 43 more labelled blind after the user signals that followed
-  (``tau2 grok3``): read from the repository, so they need no shared data.
+  it prompted (``tau2 grok2``), 43 more labelled blind after the user signals that followed
+  (``tau2 grok3``) and 53 more with the rules unchanged (``tau2 grok4``): read from the
+  repository, so they need no shared data.
 
 Methods: ``random`` (exact expectation), ``first step`` / ``last step`` (of any agent), each
 single heuristic of ``mastkit.attribute.heuristics`` on its own (falling back to the first agent
@@ -77,6 +78,10 @@ TAU2_DATA3 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok3"
 """44 more (three airline policy variants), chosen before the user signals that followed the second set."""
 TAU2_LABELS3 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok3.jsonl"
 """Their labels, made blind by four more helpers; merged after those signals were committed (TAU2y_a/b/c/d.md)."""
+TAU2_DATA4 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok4"
+"""53 more, chosen with the rules unchanged since the third set was chosen."""
+TAU2_LABELS4 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok4.jsonl"
+"""Their labels, made blind by six more helpers (TAU2z_a..f.md)."""
 OLD_COMMIT = "34bdaa3"
 HC_SEED = 19
 """Seed of the fixed Hand-Crafted dev/held split (chosen before looking at either half)."""
@@ -111,6 +116,9 @@ def label_sets(shared: Path) -> dict[str, list[Gold]]:
     if TAU2_LABELS3.exists():
         with unpacked(TAU2_DATA3) as folder:
             sets["tau2 grok3 (blind)"] = load_labels(TAU2_LABELS3, folder.parent, lambda p: load_traces(p))
+    if TAU2_LABELS4.exists():
+        with unpacked(TAU2_DATA4) as folder:
+            sets["tau2 grok4 (blind)"] = load_labels(TAU2_LABELS4, folder.parent, lambda p: load_traces(p))
     return sets
 
 

@@ -131,6 +131,7 @@ def _tau2_files(which: int) -> tuple[Path, Path]:
         1: (bench.TAU2_DATA, bench.TAU2_LABELS),
         2: (bench.TAU2_DATA2, bench.TAU2_LABELS2),
         3: (bench.TAU2_DATA3, bench.TAU2_LABELS3),
+        4: (bench.TAU2_DATA4, bench.TAU2_LABELS4),
     }[which]
 
 
@@ -140,12 +141,12 @@ def _tau2_golds(which: int = 1) -> list[Gold]:
         return load_labels(labels, folder.parent, lambda p: load_traces(p))
 
 
-@pytest.mark.parametrize(("which", "n", "per_task"), [(1, 39, 1), (2, 32, 1), (3, 43, 2)])
+@pytest.mark.parametrize(("which", "n", "per_task"), [(1, 39, 1), (2, 32, 1), (3, 43, 2), (4, 53, 4)])
 def test_the_tau2_sets_ship_their_data_and_label_real_failed_steps(which: int, n: int, per_task: int) -> None:
     golds = _tau2_golds(which)  # read from the repository: no shared data needed
     assert len(golds) == n and len({g.trace.trace_id for g in golds}) == n
     rows = [json.loads(line) for line in _tau2_files(which)[1].read_text().splitlines() if line.strip()]
-    # runs per (model, task): one in the first two sets; up to two per policy variant in the third
+    # runs per (model, task): one in the first two sets; then up to two, four per policy variant
     runs = Counter((r["model"], r.get("domain"), r["task_id"]) for r in rows)
     assert max(runs.values()) == per_task
     for g in golds:
@@ -157,12 +158,12 @@ def test_the_tau2_sets_ship_their_data_and_label_real_failed_steps(which: int, n
 
 
 def test_the_tau2_sets_share_no_run() -> None:
-    ids = [{g.trace.trace_id for g in _tau2_golds(which)} for which in (1, 2, 3)]
-    assert all(ids) and not ids[0] & ids[1] and not ids[0] & ids[2] and not ids[1] & ids[2]
+    ids = [{g.trace.trace_id for g in _tau2_golds(which)} for which in (1, 2, 3, 4)]
+    assert all(ids) and sum(len(x) for x in ids) == len(set().union(*ids))
 
 
 def test_the_rules_are_blind_to_reward_and_grading_info() -> None:
-    for g in [*_tau_golds(), *_tau2_golds(1), *_tau2_golds(2), *_tau2_golds(3)]:
+    for g in [*_tau_golds(), *(g for which in (1, 2, 3, 4) for g in _tau2_golds(which))]:
         t = g.trace
         graded = t.model_copy(
             update={"outcome": Outcome(success=True, score=1.0), "raw": {"reward": 1.0, "info": {}}}
@@ -186,7 +187,7 @@ def test_the_benchmark_runs_and_the_rules_beat_each_single_heuristic() -> None:
     figures = json.loads(done.stdout)
     who = ["W&W AG (tune)", "W&W HC dev (tune)", "W&W HC held"]
     taus = ["tau dev (tune)", "tau held", "tau fresh (blind)", "tau fresh2 (blind)"]
-    tau2 = ["tau2 grok (tune)", "tau2 grok2 (blind)", "tau2 grok3 (blind)"]
+    tau2 = ["tau2 grok (tune)", "tau2 grok2 (blind)", "tau2 grok3 (blind)", "tau2 grok4 (blind)"]
     assert list(figures) == [*who, *taus, *tau2]
     singles = [m for m in figures["tau held"] if m not in ("rules", "random (expected)")]
     assert "old rules (34bdaa3)" in singles and "first write attempted" in singles and "user quit" in singles
@@ -214,13 +215,22 @@ def test_the_benchmark_runs_and_the_rules_beat_each_single_heuristic() -> None:
             assert figures[set_name]["user dispute"]["agent"]["hits"] == rules + 1
             others.remove("user dispute")
         assert all(rules >= figures[set_name][m]["agent"]["hits"] for m in others), set_name
-    # the third Grok set, labelled blind after user_withholds and user_ends_on_yes were committed:
-    # 16 steps of 43 (the best single heuristic, the first write, 11); agent 39, tied with
-    # user_dispute alone (neither new signal fired there)
-    grok3 = figures["tau2 grok3 (blind)"]
+    # the third and fourth Grok sets, labelled blind after every current rule was written: on
+    # each, the rules tie the one user signal that fired there on agent (user_dispute on the
+    # third, user_ends_on_yes on the fourth); pooled, they beat every single heuristic on both
+    grok3, grok4 = figures["tau2 grok3 (blind)"], figures["tau2 grok4 (blind)"]
     assert (grok3["rules"]["step"]["hits"], grok3["rules"]["agent"]["hits"]) == (16, 39)
-    assert grok3["user withholds"]["agent"]["hits"] == grok3["first agent step"]["agent"]["hits"]
-    assert grok3["user ends on yes"]["agent"]["hits"] == grok3["first agent step"]["agent"]["hits"]
+    assert (grok4["rules"]["step"]["hits"], grok4["rules"]["agent"]["hits"]) == (23, 47)
+    assert grok3["user dispute"]["agent"]["hits"] == 39 and grok4["user ends on yes"]["agent"]["hits"] == 47
+    for metric in ("agent", "step"):
+        pooled = {m: grok3[m][metric]["hits"] + grok4[m][metric]["hits"] for m in singles}
+        rules = grok3["rules"][metric]["hits"] + grok4["rules"][metric]["hits"]
+        assert all(rules > v for v in pooled.values()), metric
+    # and pooled over every tau set, as for Who&When
+    for metric in ("agent", "step"):
+        pooled = {m: sum(figures[s][m][metric]["hits"] for s in [*taus, *tau2]) for m in singles}
+        rules = sum(figures[s]["rules"][metric]["hits"] for s in [*taus, *tau2])
+        assert all(rules > v for v in pooled.values()), metric
     # tau dev: 15 agents and 11 steps of 18 once user_pivot left the order (17 and 13 with it)
     assert figures["tau dev (tune)"]["rules"]["agent"]["hits"] >= 15
     assert figures["tau dev (tune)"]["rules"]["step"]["hits"] >= 11
