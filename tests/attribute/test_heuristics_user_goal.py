@@ -83,6 +83,15 @@ def test_a_user_who_approves_and_ends_in_one_message_is_blamed() -> None:
     )
     assert found.reason == "the user approves event 1 and ends the run before it is done"
     assert seq_of(h.user_ends_on_yes(events, ended_by="user")) == 2
+    assert seq_of(h.user_ends_on_yes(events, ended_by="unknown")) == 2
+    # the agent's own look-ups after its question do not hide the question
+    looked = [
+        *PROPOSED,
+        call(2, "get_reservation_details", reservation_id="3RK2T9"),
+        result(3, "{}"),
+        events[2],
+    ]
+    assert seq_of(h.user_ends_on_yes(looked)) == events[2].seq
     a = attribute_by_rules(trace(*events))
     assert (a.agent, a.step, a.confidence) == ("user", 2, CONFIDENCE["user_ends_on_yes"])
     # a limit cut the run: the user did not end it
@@ -111,7 +120,9 @@ def test_approval_requests(ask: str) -> None:
         # a report, not a request for approval
         ("I'm pleased to confirm the change is done.", "Thanks, that's great!"),
         # approving a hand-off ends the conversation by design
-        ("I can't do that. Would you like me to transfer you to a human agent?", "Sure. ###TRANSFER###"),
+        ("I can't do that. Shall I transfer you to a human agent?", "Sure. ###TRANSFER###"),
+        # approval words and a question, but in different sentences
+        ("I'm pleased to confirm the change. Anything else?", "Yes, that's all, thanks."),
         # the user says no
         ("Shall I proceed with the change?", "No, don't proceed yet."),
         # a question that asks for information, not approval
@@ -132,3 +143,44 @@ def test_no_blame_when_the_run_does_not_end_on_the_user() -> None:
     assert h.user_ends_on_yes(events) is None
     assert h.user_ends_on_yes([]) is None
     assert h.user_ends_on_yes([say(0, "user", "Yes, proceed.")]) is None  # no agent message before it
+
+
+def test_withholding_edges() -> None:
+    lacks = say(2, "user", "I don't have my user ID.")
+    # the first claim came before any question; a later one, after a question, counts
+    early = [
+        say(0, "user", "I don't have my user ID, sorry."),
+        say(1, "assistant", "Could you please provide your user ID?"),
+        say(3, "user", "I don't know my user ID."),
+    ]
+    assert seq_of(h.user_withholds(early, GOAL)) == 3
+    # a claim with nothing at all before it, or only the user's own question before it
+    assert h.user_withholds([lacks], GOAL) is None
+    own = [say(0, "assistant", "Hello."), say(1, "user", "Can you check it?"), lacks]
+    assert h.user_withholds(own, GOAL) is None
+    # only the question's own sentences say what "that" refers to
+    asked = say(1, "assistant", "Your user profile is locked. Could you give me the reservation code?")
+    assert h.user_withholds([ASKED[0], asked, say(2, "user", "I don't have that.")], GOAL) is None
+    # the reason names every kind the claim and the instructions share
+    both = h.user_withholds([*ASKED, say(2, "user", "I can't find my user account.")], GOAL)
+    assert both is not None and "lacks its account user identifier" in both.reason
+
+
+@pytest.mark.parametrize(
+    ("goal", "reply", "fires"),
+    [
+        # one-letter words say nothing ("a")
+        ("You have a pass: a1b2c3d4.", "Sorry, I don't have a clue.", False),
+        # two-letter kinds count ("PO")
+        ("Your PO is PO123456.", "I don't have the PO.", True),
+        # what a sentence before the identifier's own says is not its kind
+        ("You want your user id. HAT12345 is your flight.", "I don't have my user ID.", False),
+        # only the four words before the identifier say its kind
+        ("Your user login code for today is X1234567.", "I don't have my login.", False),
+        # "you are" adds the identity words to the words before it, it does not replace them
+        ("As the booking owner you are owner_1234.", "I don't have the booking code.", True),
+    ],
+)
+def test_what_kind_of_identifier_the_instructions_give(goal: str, reply: str, fires: bool) -> None:
+    events = [*ASKED, say(2, "user", reply)]
+    assert (h.user_withholds(events, goal) is not None) is fires

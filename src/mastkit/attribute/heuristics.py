@@ -594,8 +594,7 @@ def _goal_identifiers(goal: str) -> Iterator[tuple[str, set[str]]]:
     it ("Your user id is X" -> user), or the identity words when it introduces the user itself
     ("You are X")."""
     for m in _IDENTIFIER.finditer(goal):
-        before = goal[max(0, m.start() - 40) : m.start()]
-        before = re.split(r"[.\n;]", before)[-1]
+        before = re.split(r"[.\n;]", goal[: m.start()])[-1]
         kinds = _kind_words(" ".join(before.split()[-4:]))
         if _INTRODUCES_SELF.search(before):
             kinds |= _IDENTITY_WORDS
