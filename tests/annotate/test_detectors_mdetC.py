@@ -255,6 +255,14 @@ def test_unknown_programs_leave_the_decision_to_the_tool_name() -> None:
         ("get_order", False, True),
         ("update_verify", True, True),
         ("lookup", False, False),
+        # camelCase and spaced names (JS SDK and OpenAPI-style tools) say the same
+        ("cancelBooking", True, False),
+        ("CancelBooking", True, False),
+        ("getOrderStatus", False, True),
+        ("Restart Service", True, False),
+        ("updateAndVerify", True, True),
+        ("setup2Cancel", True, False),
+        ("uploadedfiles", False, False),  # one word: no verb in it
     ],
 )
 def test_tool_names_say_change_or_check(name: str, change: bool, check: bool) -> None:

@@ -160,6 +160,12 @@ def _known(call: ToolCall) -> list[SimpleCommand]:
     return cmds if any(c.program in KNOWN_PROGRAMS or command_writes(c) for c in cmds) else []
 
 
+def _snake(name: str) -> str:
+    """A tool name with its camelCase and spaces made separators (``cancelBooking`` ->
+    ``cancel_Booking``, ``Get Status`` -> ``Get_Status``), so the verb lists see each word."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|\s+", "_", name)
+
+
 def is_state_change(call: ToolCall) -> bool:
     """True when the call changes the environment (edits, applies, restarts, installs...)."""
     verb = _editor_verb(call)
@@ -168,7 +174,7 @@ def is_state_change(call: ToolCall) -> bool:
     cmds = _known(call)
     if cmds:
         return any(command_writes(c) for c in cmds)
-    return bool(_STATE_CHANGE_TOOLS.search(call.name))
+    return bool(_STATE_CHANGE_TOOLS.search(_snake(call.name)))
 
 
 _CHECK_TOOLS = re.compile(
@@ -187,9 +193,10 @@ def is_check(call: ToolCall) -> bool:
     if cmds:
         last_write = max((i for i, c in enumerate(cmds) if command_writes(c)), default=-1)
         return any(command_checks(c) and not command_writes(c) for c in cmds[last_write + 1 :])
-    if _STATE_CHANGE_TOOLS.search(call.name) and not _CHECK_TOOLS.search(call.name):
+    name = _snake(call.name)
+    if _STATE_CHANGE_TOOLS.search(name) and not _CHECK_TOOLS.search(name):
         return False
-    return bool(_CHECK_TOOLS.search(call.name))
+    return bool(_CHECK_TOOLS.search(name))
 
 
 def checks_after_own_change(call: ToolCall) -> bool:
