@@ -56,6 +56,14 @@ def seq_of(found: h.Finding | None) -> int | None:
         ("think", False),
         ("list_all_airports", False),
         ("bookkeeping_report", False),  # whole words only
+        # state changes outside airline booking: telecom, SRE, admin tools
+        ("enable_roaming", True),
+        ("suspendLine", True),
+        ("rollback_deployment", True),
+        ("scale_service", True),
+        ("grant_access", True),
+        ("run_speed_test", False),
+        ("check_network_status", False),
     ],
 )
 def test_write_tools_are_named_with_a_write_verb(name: str, writes: bool) -> None:
@@ -486,3 +494,25 @@ def test_every_record_since_the_users_previous_message_counts_whole() -> None:
     # an empty output names nothing
     empty = [say(0, "user", "Check R1."), result(1, ""), say(2, "user", "That's wrong, not XXXX.")]
     assert h.user_dispute(empty) is None
+
+
+def test_a_users_own_failed_tool_call_is_not_an_agent_error() -> None:
+    # tau2-bench telecom: the user runs tools on its phone; a failed speed test reports the
+    # device's state to the user, it is no agent's failed action
+    def user_call(seq: int, name: str) -> Event:
+        tc = ToolCall(name=name, call_id=f"c{seq}", arguments={})
+        return Event(seq=seq, kind="tool_call", actor="user", role="user", tool_call=tc)
+
+    events = [
+        say(0, "user", "My mobile data does not work."),
+        say(1, "assistant", "Please run a speed test and tell me what it says."),
+        user_call(2, "run_speed_test"),
+        result(3, "Speed test failed: No Connection.", error=True),
+        say(4, "user", "It failed."),
+    ]
+    assert h.first_error(events) is None and h.first_bad_result(events) is None
+    assert h.first_unresolved_error(events) is None and h.acting_step(events, 3) is None
+    # the same result after the agent's own call is the agent's
+    agent = [*events[:2], call(2, "run_speed_test"), *events[3:]]
+    found = h.first_error(agent)
+    assert found is not None and found.step.seq == 2 and found.agent == "assistant"

@@ -94,10 +94,14 @@ _ANSWER = re.compile(r"(?i)(?:final answer|the answer is|answer:|result is|resul
 
 # fmt: off
 WRITE_VERBS = frozenset({
-    "add", "apply", "book", "cancel", "change", "commit", "create", "delete", "deploy", "downgrade",
-    "edit", "exchange", "insert", "kill", "modify", "move", "order", "patch", "pay", "post",
-    "purchase", "push", "put", "refund", "remove", "rename", "replace", "reserve", "restart",
-    "return", "send", "set", "submit", "transfer", "update", "upgrade", "write",
+    "activate", "add", "apply", "approve", "assign", "book", "buy", "cancel", "change", "charge",
+    "close", "commit", "create", "deactivate", "delete", "deploy", "disable", "downgrade", "edit",
+    "enable", "escalate", "exchange", "grant", "insert", "install", "kill", "merge", "modify",
+    "move", "order", "patch", "pay", "post", "purchase", "push", "put", "reboot", "refund",
+    "remove", "rename", "reopen", "replace", "reserve", "reset", "restart", "resume", "return",
+    "revert", "revoke", "rollback", "rollout", "scale", "send", "set", "start", "stop", "submit",
+    "suspend", "switch", "terminate", "toggle", "transfer", "uninstall", "update", "upgrade",
+    "upload", "upsert", "write",
 })
 # fmt: on
 """Words that mark a tool as state-changing when they appear in its name (``update_reservation``)."""
@@ -204,8 +208,12 @@ def silent_run(e: Event) -> bool:
 
 
 def acting_step(events: list[Event], before: int) -> Event | None:
-    """The last agent (non-executor) step before index ``before``."""
+    """The last agent (non-executor) step before index ``before``; None when a user's own tool
+    call comes first (tau2-bench telecom: the user runs a speed test on its phone), since then the
+    output answers the user's action, not an agent's."""
     for e in reversed(events[:before]):
+        if e.tool_call is not None and is_user(e):
+            return None
         if is_agent(e) and not is_output(e):
             return e
     return None
