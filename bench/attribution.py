@@ -82,6 +82,10 @@ TAU2_DATA4 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok4"
 """53 more, chosen with the rules unchanged since the third set was chosen."""
 TAU2_LABELS4 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok4.jsonl"
 """Their labels, made blind by six more helpers (TAU2z_a..f.md)."""
+TAU2_TELECOM = ROOT / "bench" / "attribution_labels" / "tau2_telecom_grok"
+"""The 9 failed tau2-bench telecom runs of the same source (grok-3): a third domain."""
+TAU2_TELECOM_LABELS = ROOT / "bench" / "attribution_labels" / "tau2_telecom_grok.jsonl"
+"""Their labels, made blind by three helpers (TAU2t_a/b/c.md)."""
 OLD_COMMIT = "34bdaa3"
 HC_SEED = 19
 """Seed of the fixed Hand-Crafted dev/held split (chosen before looking at either half)."""
@@ -119,6 +123,11 @@ def label_sets(shared: Path) -> dict[str, list[Gold]]:
     if TAU2_LABELS4.exists():
         with unpacked(TAU2_DATA4) as folder:
             sets["tau2 grok4 (blind)"] = load_labels(TAU2_LABELS4, folder.parent, lambda p: load_traces(p))
+    if TAU2_TELECOM_LABELS.exists():
+        with unpacked(TAU2_TELECOM) as folder:
+            sets["tau2 telecom (blind)"] = load_labels(
+                TAU2_TELECOM_LABELS, folder.parent, lambda p: load_traces(p)
+            )
     return sets
 
 
