@@ -314,6 +314,31 @@ def test_no_user_blame_for_a_dispute_without_a_record_behind_it() -> None:
     assert h.user_dispute(partial) is None
 
 
+def test_a_user_who_corrects_the_agent_with_the_record_is_not_blamed() -> None:
+    # tau2 telecom: the agent picked the wrong line; the user's correction names its own number,
+    # which the record shows but the agent did not say, and shares only a prefix with what it said
+    lines = '{"lines": [{"id": "L1001", "phone": "555-123-2001"}, {"id": "L1002", "phone": "555-123-2002"}]}'
+    events = [
+        say(0, "user", "My data does not work. My number is 555-123-2002."),
+        call(1, "get_customer_lines", customer_id="C1001"),
+        result(2, lines),
+        say(3, "assistant", "I enabled roaming on your line 555-123-2001."),
+        say(4, "user", "That's not right: my number is 555-123-2002."),
+    ]
+    assert h.user_dispute(events) is None
+    # the dispute must name what the agent relayed: the same words about the line it did say
+    relayed = [*events[:4], say(4, "user", "That's not right, 555-123-2001 is not my line.")]
+    assert seq_of(h.user_dispute(relayed)) == 4
+    # a date is one token: a shared year is no match
+    dated = [
+        *events[:2],
+        result(2, '{"created": "2024-05-14", "flights": [{"date": "2024-05-20"}]}'),
+        say(3, "assistant", "Your flight is on 2024-05-20."),
+        say(4, "user", "That's wrong, I booked it on 2024-05-01."),
+    ]
+    assert h.user_dispute(dated) is None
+
+
 ASKED = [
     say(0, "assistant", "Hi! How can I help you today?"),
     say(1, "user", "My flight was delayed and I want compensation."),
@@ -474,26 +499,37 @@ def test_the_detectors_see_a_blinded_trace(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_every_record_since_the_users_previous_message_counts_whole() -> None:
+    told = say(6, "assistant", "Your flights go through PHX and DTW.")
     two = [
         *LOOKED_UP[:2],
         call(2, "get_flight", number="HAT035"),
         result(3, "route PHX DTW"),
         call(4, "get_flight", number="HAT066"),
         result(5, "route PHX LGA"),
-        say(6, "user", "There's a mix-up: not DTW."),
+        told,
+        say(7, "user", "There's a mix-up: not DTW."),
     ]
     # DTW ends the first record; joined with the second it must stay a token of its own
-    assert seq_of(h.user_dispute(two)) == 6
+    assert seq_of(h.user_dispute(two)) == 7
     # a record that opens the log, before any user message, is read too
-    opening = [result(0, "route DTW PHX"), say(1, "user", "That's wrong, not DTW.")]
-    assert seq_of(h.user_dispute(opening)) == 1
+    opening = [
+        result(0, "route DTW PHX"),
+        say(1, "assistant", "It is DTW."),
+        say(2, "user", "That's wrong, not DTW."),
+    ]
+    assert seq_of(h.user_dispute(opening)) == 2
     # a tool output kept as plain content (no tool_result object) is a record as well
     plain = [say(0, "user", "Check R1."), Event(seq=1, kind="tool_result", actor="tool", role="tool",
-             content="route DTW PHX"), say(2, "user", "That's wrong, not DTW.")]  # fmt: skip
-    assert seq_of(h.user_dispute(plain)) == 2
+             content="route DTW PHX"), say(2, "assistant", "DTW it is."),
+             say(3, "user", "That's wrong, not DTW.")]  # fmt: skip
+    assert seq_of(h.user_dispute(plain)) == 3
     # an empty output names nothing
-    empty = [say(0, "user", "Check R1."), result(1, ""), say(2, "user", "That's wrong, not XXXX.")]
+    empty = [say(0, "user", "Check R1."), result(1, ""), say(2, "assistant", "XXXX."),
+             say(3, "user", "That's wrong, not XXXX.")]  # fmt: skip
     assert h.user_dispute(empty) is None
+    # the record shows it but the agent did not say it: the user is not disputing what it was told
+    unsaid = [*two[:6], say(6, "assistant", "Your flights go through PHX."), two[7]]
+    assert h.user_dispute(unsaid) is None
 
 
 def test_a_users_own_failed_tool_call_is_not_an_agent_error() -> None:

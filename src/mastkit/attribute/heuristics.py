@@ -130,8 +130,9 @@ _DISPUTE = re.compile(
     r"|wrong|incorrect)|(?:does ?n[o']t|does not) (?:look|seem) right|(?:is|are|was|were) (?:wrong|incorrect)"
     r"|there (?:must be|seems to be|is) (?:a|an|some) (?:mistake|error|confusion))"
 )
-# Record-like tokens a user can name: codes (PHX, HAT035, VA5SGQ) and numbers of three digits or more.
-_RECORD_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b|\b\d{3,}\b")
+# Record-like tokens a user can name: codes (PHX, HAT035, VA5SGQ), numbers of three digits or
+# more, and hyphen-grouped numbers taken whole (555-123-2002, 2024-05-15: a shared "555" is no match).
+_RECORD_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]{2,}\b|\b\d+(?:-\d+)+\b|\b\d{3,}\b")
 # Request words that keep their meaning with a "re" prefix (rebook, resend); "move" does not (remove).
 _REDO_VERBS = frozenset({"book", "send", "order", "submit", "schedul"})
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -532,6 +533,15 @@ def user_dispute(events: list[Event]) -> Finding | None:
                 if x.kind == "tool_result" and not failed(x)
             )
             shown = set(_RECORD_TOKEN.findall(records))
+            told = next(
+                (
+                    x.content or ""
+                    for x in reversed(events[last_user:i])
+                    if is_step(x) and x.tool_call is None
+                ),
+                "",
+            )
+            shown &= set(_RECORD_TOKEN.findall(told))
             named = [t for t in _RECORD_TOKEN.findall(e.content or "") if t in shown]
             if named:
                 return Finding(
