@@ -527,6 +527,16 @@ def test_every_record_since_the_users_previous_message_counts_whole() -> None:
     empty = [say(0, "user", "Check R1."), result(1, ""), say(2, "assistant", "XXXX."),
              say(3, "user", "That's wrong, not XXXX.")]  # fmt: skip
     assert h.user_dispute(empty) is None
+    # no agent message since the user's last one: nothing was relayed
+    assert h.user_dispute([result(0, "route XXXX PHX"), say(1, "user", "That's wrong, not XXXX.")]) is None
+    # the agent relayed it before looking again: its message still counts
+    again = [say(0, "user", "Check R1."), say(1, "assistant", "It goes through DTW."), call(2, "get_route"),
+             result(3, "route DTW PHX"), say(4, "user", "That's wrong, not DTW.")]  # fmt: skip
+    assert seq_of(h.user_dispute(again)) == 4
+    # the agent repeats a token of a record read before the user's previous message: no new record
+    repeated = [*LOOKED_UP[:5], say(5, "user", "Ok."), say(6, "assistant", "So PHX then. Anything else?"),
+                say(7, "user", "There's a mix-up: not through PHX.")]  # fmt: skip
+    assert h.user_dispute(repeated) is None
     # the record shows it but the agent did not say it: the user is not disputing what it was told
     unsaid = [*two[:6], say(6, "assistant", "Your flights go through PHX."), two[7]]
     assert h.user_dispute(unsaid) is None
