@@ -66,26 +66,23 @@ FRESH_LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline_fresh.
 """30 more failed runs labelled blind after the rules were final (FRESH.md): evaluation only."""
 FRESH2_LABELS = ROOT / "bench" / "attribution_labels" / "tau_bench_airline_fresh2.jsonl"
 """42 more, labelled blind by two helpers while the user signals were written (FRESH2_a/b.md)."""
-TAU2_DATA = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok"
-"""44 failed tau2-bench airline runs of three Grok models (third-party, MIT), gzipped, shipped here."""
-TAU2_LABELS = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok.jsonl"
-"""Their labels, made blind by three helpers after the rules were frozen (TAU2_a/b/c.md)."""
-TAU2_DATA2 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok2"
-"""37 more such runs (four Grok models), chosen before the rule change the first set prompted."""
-TAU2_LABELS2 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok2.jsonl"
-"""Their labels, made blind by three more helpers; merged after that change was committed (TAU2x_a/b/c.md)."""
-TAU2_DATA3 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok3"
-"""44 more (three airline policy variants), chosen before the user signals that followed the second set."""
-TAU2_LABELS3 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok3.jsonl"
-"""Their labels, made blind by four more helpers; merged after those signals were committed (TAU2y_a/b/c/d.md)."""
-TAU2_DATA4 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok4"
-"""53 more, chosen with the rules unchanged since the third set was chosen."""
-TAU2_LABELS4 = ROOT / "bench" / "attribution_labels" / "tau2_airline_grok4.jsonl"
-"""Their labels, made blind by six more helpers (TAU2z_a..f.md)."""
-TAU2_TELECOM = ROOT / "bench" / "attribution_labels" / "tau2_telecom_grok"
-"""The 9 failed tau2-bench telecom runs of the same source (grok-3): a third domain."""
-TAU2_TELECOM_LABELS = ROOT / "bench" / "attribution_labels" / "tau2_telecom_grok.jsonl"
-"""Their labels, made blind by three helpers (TAU2t_a/b/c.md)."""
+SHIPPED = ROOT / "bench" / "attribution_labels"
+TAU2_SETS: dict[str, str] = {
+    # 44 failed airline runs of three Grok models, labelled blind with the rules frozen at
+    # 8696385 (TAU2_a/b/c.md); read since to write the greeting fix and user_quit
+    "tau2 grok (tune)": "tau2_airline_grok",
+    # 37 more (four Grok models), chosen before that change; labelled blind (TAU2x_a/b/c.md)
+    "tau2 grok2 (blind)": "tau2_airline_grok2",
+    # 44 more (three airline policy variants), chosen before user_withholds and user_ends_on_yes,
+    # labelled blind, merged after they were committed (TAU2y_a..d.md)
+    "tau2 grok3 (blind)": "tau2_airline_grok3",
+    # 53 more, chosen with the rules unchanged; labelled blind (TAU2z_a..f.md)
+    "tau2 grok4 (blind)": "tau2_airline_grok4",
+    # the 9 failed telecom runs of the same source: a third domain (TAU2t_a/b/c.md)
+    "tau2 telecom (blind)": "tau2_telecom_grok",
+}
+"""tau2-bench sets shipped in ``SHIPPED`` (third-party, MIT): set name -> the folder of gzipped
+results; its labels are ``<folder>.jsonl`` beside it."""
 OLD_COMMIT = "34bdaa3"
 HC_SEED = 19
 """Seed of the fixed Hand-Crafted dev/held split (chosen before looking at either half)."""
@@ -111,23 +108,11 @@ def label_sets(shared: Path) -> dict[str, list[Gold]]:
             sets["tau fresh (blind)"] = load_labels(FRESH_LABELS, shared, lambda p: load_traces(p))
         if FRESH2_LABELS.exists():
             sets["tau fresh2 (blind)"] = load_labels(FRESH2_LABELS, shared, lambda p: load_traces(p))
-    if TAU2_LABELS.exists():
-        with unpacked(TAU2_DATA) as folder:
-            sets["tau2 grok (tune)"] = load_labels(TAU2_LABELS, folder.parent, lambda p: load_traces(p))
-    if TAU2_LABELS2.exists():
-        with unpacked(TAU2_DATA2) as folder:
-            sets["tau2 grok2 (blind)"] = load_labels(TAU2_LABELS2, folder.parent, lambda p: load_traces(p))
-    if TAU2_LABELS3.exists():
-        with unpacked(TAU2_DATA3) as folder:
-            sets["tau2 grok3 (blind)"] = load_labels(TAU2_LABELS3, folder.parent, lambda p: load_traces(p))
-    if TAU2_LABELS4.exists():
-        with unpacked(TAU2_DATA4) as folder:
-            sets["tau2 grok4 (blind)"] = load_labels(TAU2_LABELS4, folder.parent, lambda p: load_traces(p))
-    if TAU2_TELECOM_LABELS.exists():
-        with unpacked(TAU2_TELECOM) as folder:
-            sets["tau2 telecom (blind)"] = load_labels(
-                TAU2_TELECOM_LABELS, folder.parent, lambda p: load_traces(p)
-            )
+    for name, folder_name in TAU2_SETS.items():
+        labels = SHIPPED / f"{folder_name}.jsonl"
+        if labels.exists():
+            with unpacked(SHIPPED / folder_name) as folder:
+                sets[name] = load_labels(labels, folder.parent, lambda p: load_traces(p))
     return sets
 
 

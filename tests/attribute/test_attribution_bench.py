@@ -127,13 +127,8 @@ def test_the_tau_labels_name_real_failed_steps() -> None:
 
 def _tau2_files(which: int) -> tuple[Path, Path]:
     bench = _bench()
-    return {
-        1: (bench.TAU2_DATA, bench.TAU2_LABELS),
-        2: (bench.TAU2_DATA2, bench.TAU2_LABELS2),
-        3: (bench.TAU2_DATA3, bench.TAU2_LABELS3),
-        4: (bench.TAU2_DATA4, bench.TAU2_LABELS4),
-        5: (bench.TAU2_TELECOM, bench.TAU2_TELECOM_LABELS),
-    }[which]
+    folder = bench.SHIPPED / list(bench.TAU2_SETS.values())[which - 1]
+    return folder, folder.with_name(folder.name + ".jsonl")
 
 
 def _tau2_golds(which: int = 1) -> list[Gold]:
