@@ -19,8 +19,8 @@ task field), which are what that agent was given, not how the run was graded.
 * :func:`user_pivot` — the (simulated) user as the responsible agent: after the agent declined
   or found nothing, the user asks for a different change, and a write carries it out.
 * :func:`user_dispute` — the (simulated) user as the responsible agent: it disputes a record the
-  agent has just looked up ("there's a mix-up, not through PHX"), naming a code or number that the
-  record itself shows, so the user's account, not the record, is wrong.
+  agent has just looked up and relayed ("there's a mix-up, not through PHX"), naming a code or
+  number that the record itself shows, so the user's account, not the record, is wrong.
 * :func:`user_quit` — the (simulated) user as the responsible agent: it ends the run while the
   agent waits for its answer to a question, before anything was changed.
 * :func:`user_withholds` — the simulated user says it lacks an identifier (its user id, ...) that
@@ -518,9 +518,11 @@ def user_dispute(events: list[Event]) -> Finding | None:
 
     A user message that says what it was shown is wrong ("there's a mix-up", "that's not
     right") is blamed when, since the user's previous message, a tool answered cleanly with a
-    non-empty record and the user's message names a code or number (``PHX``, ``HAT035``, ``1250``)
-    that this record contains: the agent relayed the record, and the user's account contradicts
-    it. A dispute of something the agent made up (no record behind it) is not blamed on the user.
+    non-empty record and the user's message names a code or number (``PHX``, ``HAT035``, ``1250``,
+    ``555-123-2001`` whole) that this record contains and the agent's last message relayed: the
+    user's account contradicts the record. A dispute of something the agent made up (no record
+    behind it), or a correction naming a value the agent never said (the user's own line, when
+    the agent picked another), is not blamed on the user.
     """
     last_user = 0
     for i, e in enumerate(events):

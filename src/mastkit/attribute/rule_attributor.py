@@ -8,7 +8,8 @@ hand-labelled tau-bench airline runs and the first tau2-bench set of Grok runs);
 halves and the blind sets are reported, not tuned on:
 
 1. ``user_dispute`` — the user says the record the agent just looked up is wrong, naming a code
-   or number that record shows: the user's account, not the record, is blamed.
+   or number that record shows and the agent relayed: the user's account, not the record, is
+   blamed (a user correcting the agent with a value the agent never said is not).
 2. ``user_withholds`` — the simulated user says it lacks an identifier its own instructions give
    it (the task field, where tau-bench and tau2-bench put them), never says it, and nothing is
    written: the user's claim is blamed.
