@@ -47,7 +47,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mastkit.annotate.detectors._base import detectors
-from mastkit.annotate.detectors._claims import affirms
+from mastkit.annotate.detectors._claims import affirms, sentences
 from mastkit.annotate.detectors._signals import FAILURE_OUTPUT
 from mastkit.traces.model import Event, Trace, is_agent_name
 
@@ -66,6 +66,7 @@ __all__ = [
     "first_write_attempt",
     "is_write_tool",
     "last_agent_step",
+    "last_message",
     "live_events",
     "silent_run",
     "stall_report",
@@ -218,6 +219,11 @@ def acting_step(events: list[Event], before: int) -> Event | None:
         if is_agent(e) and not is_output(e):
             return e
     return None
+
+
+def last_message(events: list[Event], before: int, *, since: int = 0) -> Event | None:
+    """The agent's last text message (a step with no tool call) in ``events[since:before]``."""
+    return next((e for e in reversed(events[since:before]) if is_step(e) and e.tool_call is None), None)
 
 
 def _result_index(events: list[Event], i: int) -> int | None:
@@ -535,15 +541,8 @@ def user_dispute(events: list[Event]) -> Finding | None:
                 if x.kind == "tool_result" and not failed(x)
             )
             shown = set(_RECORD_TOKEN.findall(records))
-            told = next(
-                (
-                    x.content or ""
-                    for x in reversed(events[last_user:i])
-                    if is_step(x) and x.tool_call is None
-                ),
-                "",
-            )
-            shown &= set(_RECORD_TOKEN.findall(told))
+            told = last_message(events, i, since=last_user)
+            shown &= set(_RECORD_TOKEN.findall(told.content or "" if told is not None else ""))
             named = [t for t in _RECORD_TOKEN.findall(e.content or "") if t in shown]
             if named:
                 return Finding(
@@ -566,7 +565,7 @@ def user_quit(events: list[Event]) -> Finding | None:
         return None
     if sum(is_user(e) for e in events) < 2 or first_write_attempt(events) is not None:
         return None
-    asked = next((e for e in reversed(events[:-1]) if is_step(e) and e.tool_call is None), None)
+    asked = last_message(events, len(events) - 1)
     if asked is None or "?" not in (asked.content or ""):
         return None
     return Finding("user_quit", events[-1], f"the user ends the run instead of answering event {asked.seq}")
@@ -646,15 +645,13 @@ def user_withholds(events: list[Event], goal: str | None) -> Finding | None:
         lack = _LACKS.search(text)
         if lack is None:
             continue
-        asked = next((e for e in reversed(events[:i]) if is_step(e) and e.tool_call is None), None)
+        asked = last_message(events, i)
         if asked is None or "?" not in (asked.content or ""):
             continue
         claimed = _kind_words(re.split(r"[.!?]", text[lack.end() :])[0])
         if not claimed:
             # "I don't have those": what it lacks is what the question asked for
-            claimed = _kind_words(
-                " ".join(q for q in re.split(r"(?<=[.!?])\s+", asked.content or "") if "?" in q)
-            )
+            claimed = _kind_words(" ".join(q for q in sentences(asked.content or "") if "?" in q))
         for token, kinds in held:
             if claimed & kinds:
                 reason = f"the user says it lacks its {' '.join(sorted(claimed & kinds))} identifier, which its instructions give ({token})"
@@ -672,11 +669,10 @@ def user_ends_on_yes(events: list[Event], *, ended_by: str | None = None) -> Fin
     """
     if not events or not is_user(events[-1]) or ended_by not in (None, "user", "unknown"):
         return None
-    asked = next((e for e in reversed(events[:-1]) if is_step(e) and e.tool_call is None), None)
+    asked = last_message(events, len(events) - 1)
     if asked is None or _HANDOFF.search(asked.content or "") or not affirms(events[-1].content or ""):
         return None
-    sentences = re.split(r"(?<=[.!?])\s+", asked.content or "")
-    if not any(_ASKS_APPROVAL.search(x) and _AS_A_REQUEST.search(x) for x in sentences):
+    if not any(_ASKS_APPROVAL.search(x) and _AS_A_REQUEST.search(x) for x in sentences(asked.content or "")):
         return None
     return Finding(
         "user_ends_on_yes",
