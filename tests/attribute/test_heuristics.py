@@ -537,6 +537,10 @@ def test_every_record_since_the_users_previous_message_counts_whole() -> None:
     repeated = [*LOOKED_UP[:5], say(5, "user", "Ok."), say(6, "assistant", "So PHX then. Anything else?"),
                 say(7, "user", "There's a mix-up: not through PHX.")]  # fmt: skip
     assert h.user_dispute(repeated) is None
+    # the agent relayed it before the user's last message, then looked again and said nothing
+    stale = [say(0, "user", "Check R1."), say(1, "assistant", "It is DTW."), say(2, "user", "Look again."),
+             call(3, "get_route"), result(4, "route DTW PHX"), say(5, "user", "That's wrong, not DTW.")]  # fmt: skip
+    assert h.user_dispute(stale) is None
     # the record shows it but the agent did not say it: the user is not disputing what it was told
     unsaid = [*two[:6], say(6, "assistant", "Your flights go through PHX."), two[7]]
     assert h.user_dispute(unsaid) is None

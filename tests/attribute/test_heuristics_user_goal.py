@@ -143,6 +143,8 @@ def test_no_blame_when_the_run_does_not_end_on_the_user() -> None:
     assert h.user_ends_on_yes(events) is None
     assert h.user_ends_on_yes([]) is None
     assert h.user_ends_on_yes([say(0, "user", "Yes, proceed.")]) is None  # no agent message before it
+    # the agent's question may open the log
+    assert seq_of(h.user_ends_on_yes([say(0, "assistant", "Shall I proceed?"), say(1, "user", "Yes.")])) == 1
 
 
 def test_withholding_edges() -> None:
